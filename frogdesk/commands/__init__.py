@@ -1,0 +1,1 @@
+"""Command-line subcommands; each module registers its parser and runs its body."""

@@ -1,0 +1,234 @@
+"""Typed settings: defaults, a TOML file under the user config dir, FROGDESK_* env, flags."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+
+DEFAULT_MODEL = "bartowski/FrogNano-4B-2609-GGUF:Q4_K_M"
+ENV_PREFIX = "FROGDESK_"
+
+
+class ConfigError(Exception):
+    """A setting is unknown or has the wrong type; the message names the key and its source."""
+
+
+@dataclass
+class Settings:
+    """Every FrogDesk option, with its default. Each field's docstring is its documentation."""
+
+    model: str = DEFAULT_MODEL
+    """Model spec: a .gguf path, REPO, REPO:QUANT, or an alias from `aliases`."""
+    aliases: dict[str, str] = field(default_factory=dict)
+    """Short names for model specs, e.g. {"small" = "bartowski/FrogNano-4B-2609-GGUF:IQ3_M"}."""
+    hf_endpoint: str = ""
+    """Hugging Face Hub endpoint; empty means HF_ENDPOINT or https://huggingface.co."""
+    backend: str = "llama"
+    """Engine backend: llama (embedded llama.cpp), openai (remote endpoint) or script (replay)."""
+    openai_endpoint: str = ""
+    """Base URL of an OpenAI-compatible server for the openai backend, e.g. http://gpu:8000/v1."""
+    openai_model: str = ""
+    """Model name sent to the openai backend; empty asks the server for its first model."""
+    threads: int = 0
+    """CPU threads for llama.cpp; 0 picks the number of physical cores."""
+    gpu_layers: int = -1
+    """Layers offloaded to the GPU; -1 lets the memory plan decide, 0 keeps everything on the CPU."""
+    context_size: int = 0
+    """llama.cpp context in tokens; 0 takes the largest that fits, at most max_context_tokens."""
+    flash_attn: bool = False
+    """Use flash attention in llama.cpp."""
+    kv_cache_type: str = "f16"
+    """KV cache element type: f16, q8_0 or q4_0."""
+    max_steps: int = 150
+    """Step budget of one run (the vendor's evaluation used 150)."""
+    max_context_tokens: int = 131072
+    """Context budget of one run in tokens (the vendor's evaluation used about 131,072)."""
+    max_tokens_per_turn: int = 8192
+    """Cap on the tokens of one model reply (the vendor's evaluation used 8,192)."""
+    max_time: float = 0.0
+    """Wall-clock budget of one run in seconds; 0 means none."""
+    temperature: float = 0.6
+    """Sampling temperature (the vendor's 0.6)."""
+    seed: int = -1
+    """Sampling seed; -1 picks a fresh one each run."""
+    enable_thinking: bool = True
+    """Let the model reason in <think> before acting, as it was trained."""
+    sandbox: str = "auto"
+    """Shell isolation: auto, bwrap, landlock or none (none asks before every command)."""
+    bash_approval: bool = False
+    """Ask before every Bash command even when sandboxed."""
+    visible_ignored: list[str] = field(default_factory=lambda: [".venv", "venv", "node_modules"])
+    """Ignored directories of the repository shown read-only inside the sandbox."""
+    project_instructions: bool = False
+    """Append the repository's AGENTS.md to the system prompt (the model was not trained with it)."""
+    theme: str = "frogdesk-dark"
+    """TUI theme: frogdesk-dark or frogdesk-light."""
+    keys: dict[str, str] = field(default_factory=dict)
+    """TUI key remaps: binding id -> key, e.g. {"review" = "ctrl+r"}."""
+    acknowledged: list[str] = field(default_factory=list)
+    """Notices the user has seen once (e.g. a model's license ambiguity)."""
+
+
+def option_docs() -> dict[str, str]:
+    """Each option's one-line documentation, read from the field docstrings in this module."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(Settings))
+    docs: dict[str, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for node, nxt in zip(body, body[1:], strict=False):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(nxt, ast.Expr)
+            and isinstance(nxt.value, ast.Constant)
+        ):
+            docs[node.target.id] = str(nxt.value.value)
+    return docs
+
+
+def _field_types() -> dict[str, Any]:
+    hints = typing.get_type_hints(Settings)
+    return {f.name: hints[f.name] for f in dataclasses.fields(Settings)}
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is dict:
+        return "table of strings"
+    if origin is list:
+        return "list of strings"
+    if isinstance(tp, type):
+        return {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}[tp.__name__]
+    return str(tp)
+
+
+def _check_type(key: str, value: Any, tp: Any, source: str) -> Any:
+    origin = typing.get_origin(tp)
+    ok: bool
+    if origin is dict:
+        ok = isinstance(value, Mapping) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+        )
+        value = dict(value) if ok else value
+    elif origin is list:
+        ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    elif tp is bool:
+        ok = isinstance(value, bool)
+    elif tp is int:
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif tp is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    elif tp is str:
+        ok = isinstance(value, str)
+    elif isinstance(tp, types.UnionType):
+        ok = True
+    else:
+        ok = True
+    if not ok:
+        raise ConfigError(
+            f"{source}: '{key}' must be a {_type_name(tp)}, got {type(value).__name__} {value!r}"
+        )
+    return value
+
+
+def _parse_env(key: str, raw: str, tp: Any, source: str) -> Any:
+    origin = typing.get_origin(tp)
+    try:
+        if tp is bool:
+            lowered = raw.strip().lower()
+            if lowered in {"1", "true", "yes", "on"}:
+                return True
+            if lowered in {"0", "false", "no", "off"}:
+                return False
+            raise ValueError(raw)
+        if tp is int:
+            return int(raw)
+        if tp is float:
+            return float(raw)
+        if origin is list:
+            return [part.strip() for part in raw.split(",") if part.strip()]
+        if origin is dict:
+            pairs = [part.split("=", 1) for part in raw.split(",") if part.strip()]
+            return {k.strip(): v.strip() for k, v in pairs}
+    except ValueError:
+        raise ConfigError(f"{source}: '{key}' must be a {_type_name(tp)}, got {raw!r}") from None
+    return raw
+
+
+def validate(data: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """Check keys and types of a mapping of options; return the coerced values."""
+    types_by_key = _field_types()
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in types_by_key:
+            raise ConfigError(f"{source}: unknown key '{key}'")
+        out[key] = _check_type(key, value, types_by_key[key], source)
+    return out
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    """The validated options in a TOML file; {} when the file does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    return validate(data, str(path))
+
+
+def read_env(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Options set as FROGDESK_<NAME> environment variables."""
+    types_by_key = _field_types()
+    out: dict[str, Any] = {}
+    for name, raw in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == "FROGDESK_HOME":
+            continue
+        key = name[len(ENV_PREFIX) :].lower()
+        if key not in types_by_key:
+            continue  # other FROGDESK_* variables (paths, test switches) are not settings
+        out[key] = _parse_env(key, raw, types_by_key[key], f"environment {name}")
+    return out
+
+
+def load(
+    path: Path,
+    environ: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Defaults, then the file, then the environment, then explicit overrides (flags)."""
+    merged: dict[str, Any] = {}
+    merged.update(read_file(path))
+    merged.update(read_env(os.environ if environ is None else environ))
+    merged.update(validate({k: v for k, v in (overrides or {}).items() if v is not None}, "flag"))
+    return Settings(**merged)
+
+
+def save_option(path: Path, key: str, value: Any) -> None:
+    """Write one option into the TOML file, keeping the user's comments and layout."""
+    validate({key: value}, str(path))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        doc = tomlkit.parse(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        doc = tomlkit.document()
+    doc[key] = value
+    tmp = path.with_suffix(".toml.tmp")
+    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,207 @@
+"""Messages, tool calls, stream events and the Backend protocol shared by every backend."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+Role = Literal["system", "user", "assistant", "tool"]
+FinishReason = Literal["stop", "tool_calls", "length", "cancelled", "error", "max_context_len"]
+ToolChoice = Literal["auto", "required", "none"]
+ToolSchema = dict[str, Any]
+"""An OpenAI function-tool schema: {"type": "function", "function": {name, description, parameters}}."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One parsed tool call: the function name and its arguments, coerced by the tool's schema."""
+
+    name: str
+    arguments: dict[str, Any]
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message as the model's chat template sees it."""
+
+    role: Role
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str = ""
+    name: str = ""
+
+    def to_template_dict(self) -> dict[str, Any]:
+        """The dict a Jinja chat template (and an OpenAI endpoint) expects."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.reasoning:
+            out["reasoning_content"] = self.reasoning
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in self.tool_calls
+            ]
+        if self.tool_call_id:
+            out["tool_call_id"] = self.tool_call_id
+        if self.name:
+            out["name"] = self.name
+        return out
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """Sampling and budget settings for one reply."""
+
+    temperature: float | None = None
+    """None means the model's own default (GGUF general.sampling.*), else the vendor's 0.6."""
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    max_tokens: int = 8192
+    """Per-turn token cap; a reply cut by it finishes with `length`."""
+    max_context: int = 131072
+    """Context budget; a request that cannot fit finishes with `max_context_len`."""
+    seed: int | None = None
+    tool_choice: ToolChoice = "auto"
+    enable_thinking: bool = True
+
+
+# Stream events --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """A piece of the model's reasoning (text before `</think>`)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ContentDelta:
+    """A piece of the visible reply content."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A complete, parsed tool call."""
+
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class ToolCallError:
+    """A tool call the parser could not accept; `error` is said to the model, `raw` is the text."""
+
+    raw: str
+    error: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token accounting for one reply."""
+
+    prompt_tokens: int
+    """Tokens in the whole prompt (the transcript before generation)."""
+    evaluated_tokens: int
+    """Prompt tokens actually decoded for this reply."""
+    reused_tokens: int
+    """Prompt tokens whose state was reused from earlier turns."""
+    completion_tokens: int
+    prefill_seconds: float = 0.0
+    decode_seconds: float = 0.0
+    ttft_seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The last event of every reply."""
+
+    reason: FinishReason
+    error: str = ""
+    raw_text: str = ""
+    """The reply exactly as generated, for transcripts and bug reports."""
+
+
+EngineEvent = ReasoningDelta | ContentDelta | ToolCallEvent | ToolCallError | Usage | Finished
+
+
+@dataclass
+class Reply:
+    """A whole reply gathered from a stream of events."""
+
+    reasoning: str = ""
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    errors: list[ToolCallError] = field(default_factory=list)
+    usage: Usage | None = None
+    finish: Finished | None = None
+
+    def add(self, event: EngineEvent) -> None:
+        """Fold one event into the reply."""
+        if isinstance(event, ReasoningDelta):
+            self.reasoning += event.text
+        elif isinstance(event, ContentDelta):
+            self.content += event.text
+        elif isinstance(event, ToolCallEvent):
+            self.tool_calls.append(event.call)
+        elif isinstance(event, ToolCallError):
+            self.errors.append(event)
+        elif isinstance(event, Usage):
+            self.usage = event
+        else:
+            self.finish = event
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What the user is shown about a backend (status bar, doctor, trajectories)."""
+
+    kind: str
+    """`llama`, `openai` or `script`."""
+    model: str
+    """Model file, endpoint model name or script path."""
+    quant: str = ""
+    device: str = "CPU"
+    """`CPU`, `GPU` or `GPU 20/33 layers`."""
+    context_size: int = 0
+
+
+class Backend(Protocol):
+    """Anything that turns messages into a stream of engine events."""
+
+    @property
+    def info(self) -> BackendInfo:
+        """Describe the backend for the user."""
+        ...
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[EngineEvent]:
+        """Stream the next assistant reply; always ends with one `Finished` event.
+
+        Setting `cancel` from another thread ends the stream within one decode step
+        with `Finished("cancelled")`.
+        """
+        ...
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> int:
+        """Tokens the rendered prompt takes (an estimate where the backend cannot tokenize)."""
+        ...
+
+    def close(self) -> None:
+        """Free the model and any resources."""
+        ...

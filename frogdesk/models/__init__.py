@@ -1,0 +1,1 @@
+"""Models: specs, the Hub catalog, downloads, GGUF inspection, memory fit and warnings."""

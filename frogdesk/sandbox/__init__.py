@@ -1,0 +1,1 @@
+"""Session isolation: git worktrees, sandboxed shells and the repository watcher."""

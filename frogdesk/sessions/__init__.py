@@ -1,0 +1,1 @@
+"""Sessions: crash-safe transcripts on disk, listing and resume."""
