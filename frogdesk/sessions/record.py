@@ -1,0 +1,50 @@
+"""The session record: what a session is, stored as session.json in its own folder."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+SessionStatus = Literal["created", "running", "finished", "interrupted", "discarded"]
+
+
+@dataclass
+class SessionRecord:
+    """One agent session: its repository, model, worktree, base snapshot and state."""
+
+    id: str
+    repo: str
+    """Absolute path of the user's repository root."""
+    worktree: str
+    """Absolute path of the session's git worktree."""
+    base_commit: str
+    """The snapshot commit of the user's working tree the worktree was created from."""
+    task: str
+    model: str
+    """Model spec (or script path / endpoint) the session runs on."""
+    backend: str = "llama"
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    status: SessionStatus = "created"
+    exit_reason: str = ""
+    n_steps: int = 0
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The Settings values the session runs with (budgets, sampling, sandbox)."""
+    sandbox_level: str = ""
+
+    def to_json(self) -> str:
+        """Serialize as pretty JSON."""
+        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> SessionRecord:
+        """Parse a record, ignoring keys a newer version may have added."""
+        data = json.loads(text)
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+    def session_dir(self, sessions_root: Path) -> Path:
+        """The folder holding this session's files."""
+        return sessions_root / self.id
