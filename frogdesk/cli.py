@@ -33,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        if not getattr(args, "tolerates_bad_config", False):
+            common.load_settings(args)  # a bad config file stops here with one clear line
         code: int = args.func(args)
     except common.UserError as exc:
         print(f"frogdesk: {exc}", file=sys.stderr)

@@ -105,11 +105,12 @@ def _field_types() -> dict[str, Any]:
 def _type_name(tp: Any) -> str:
     origin = typing.get_origin(tp)
     if origin is dict:
-        return "table of strings"
+        return "a table of strings"
     if origin is list:
-        return "list of strings"
+        return "a list of strings"
     if isinstance(tp, type):
-        return {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}[tp.__name__]
+        names = {"str": "a string", "int": "an integer", "float": "a number", "bool": "a boolean"}
+        return names[tp.__name__]
     return str(tp)
 
 
@@ -138,7 +139,7 @@ def _check_type(key: str, value: Any, tp: Any, source: str) -> Any:
         ok = True
     if not ok:
         raise ConfigError(
-            f"{source}: '{key}' must be a {_type_name(tp)}, got {type(value).__name__} {value!r}"
+            f"{source}: '{key}' must be {_type_name(tp)}, got {type(value).__name__} {value!r}"
         )
     return value
 
@@ -163,7 +164,7 @@ def _parse_env(key: str, raw: str, tp: Any, source: str) -> Any:
             pairs = [part.split("=", 1) for part in raw.split(",") if part.strip()]
             return {k.strip(): v.strip() for k, v in pairs}
     except ValueError:
-        raise ConfigError(f"{source}: '{key}' must be a {_type_name(tp)}, got {raw!r}") from None
+        raise ConfigError(f"{source}: '{key}' must be {_type_name(tp)}, got {raw!r}") from None
     return raw
 
 

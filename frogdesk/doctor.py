@@ -1,0 +1,207 @@
+"""`frogdesk doctor`: what this machine, this install and this configuration can do."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from frogdesk import __version__, config, system
+from frogdesk.paths import AppPaths
+
+PACKAGES = (
+    "llama-cpp-python",
+    "textual",
+    "huggingface-hub",
+    "gitpython",
+    "watchdog",
+    "pygments",
+    "platformdirs",
+    "gguf",
+)
+GPU_INSTALL_HINT = {
+    "nvidia": "packaging/install-gpu --cuda",
+    "apple": "packaging/install-gpu --metal",
+    "amd": "packaging/install-gpu --rocm",
+}
+DEFAULT_HUB = "https://huggingface.co"
+
+
+@dataclass
+class DoctorReport:
+    """Everything doctor reports; `problems` are the lines that need the user's attention."""
+
+    frogdesk: str
+    python: str
+    platform: str
+    packages: dict[str, str]
+    llama: dict[str, Any]
+    cpu: dict[str, int]
+    memory: dict[str, int]
+    gpus: list[dict[str, Any]]
+    sandbox: dict[str, Any]
+    paths: dict[str, str]
+    config: dict[str, Any]
+    hub: dict[str, Any]
+    running_as_root: bool
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as plain JSON-able data."""
+        return asdict(self)
+
+
+def package_versions() -> dict[str, str]:
+    """Installed versions of FrogDesk's main dependencies ("missing" when absent)."""
+    out: dict[str, str] = {}
+    for name in PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = "missing"
+    return out
+
+
+def llama_capabilities() -> dict[str, Any]:
+    """Whether the llama.cpp build can offload to a GPU, and its system info line."""
+    try:
+        import llama_cpp
+    except Exception as exc:  # a broken native build raises OSError, not ImportError
+        return {"available": False, "error": f"{type(exc).__name__}: {exc}"}
+    info = llama_cpp.llama_print_system_info()
+    return {
+        "available": True,
+        "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload()),
+        "mmap": bool(llama_cpp.llama_supports_mmap()),
+        "system_info": info.decode("utf-8", "replace").strip() if isinstance(info, bytes) else str(info),
+    }
+
+
+def sandbox_status(requested: str) -> dict[str, Any]:
+    """The shell isolation level FrogDesk would use, and why."""
+    from frogdesk.sandbox.select import detect
+
+    level, reason = detect(requested)
+    return {"requested": requested, "level": level, "reason": reason}
+
+
+def hub_status(endpoint: str, timeout: float = 3.0) -> dict[str, Any]:
+    """Whether the Hub endpoint answers; offline is a normal answer."""
+    url = endpoint.rstrip("/") + "/api/models?limit=1"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return {"endpoint": endpoint, "reachable": True, "status": response.status}
+    except urllib.error.HTTPError as exc:
+        return {"endpoint": endpoint, "reachable": True, "status": exc.code}
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return {"endpoint": endpoint, "reachable": False, "error": str(reason)}
+
+
+def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) -> DoctorReport:
+    """Gather the report; never raises for a broken config or an unreachable Hub."""
+    from pathlib import Path
+
+    paths = AppPaths.default()
+    problems: list[str] = []
+    config_info: dict[str, Any] = {"file": str(config_file), "exists": Path(config_file).exists()}
+    try:
+        settings = config.load(Path(config_file))
+        config_info["valid"] = True
+    except config.ConfigError as exc:
+        settings = config.Settings()
+        config_info["valid"] = False
+        config_info["error"] = str(exc)
+        problems.append(str(exc))
+
+    llama = llama_capabilities()
+    gpu_list = system.gpus()
+    hint = system.gpu_present_hint()
+    if not llama.get("available"):
+        problems.append(f"llama-cpp-python cannot be imported: {llama.get('error')}")
+    elif hint and not llama.get("gpu_offload") and hint in GPU_INSTALL_HINT:
+        llama["enable_gpu"] = GPU_INSTALL_HINT[hint]
+        problems.append(
+            f"a {hint} GPU is present but this llama.cpp build cannot offload to it; "
+            f"run `{GPU_INSTALL_HINT[hint]}`"
+        )
+    sandbox = sandbox_status(settings.sandbox)
+    if sandbox["level"] == "none":
+        problems.append("no shell sandbox: every Bash command will need your approval")
+    as_root = hasattr(os, "geteuid") and os.geteuid() == 0
+    if as_root:
+        problems.append("FrogDesk is running as root: a sandbox escape would have root rights")
+    ram = system.memory()
+    endpoint = settings.hf_endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_HUB
+    return DoctorReport(
+        frogdesk=__version__,
+        python=sys.version.split()[0],
+        platform=f"{platform.system()} {platform.release()} {platform.machine()}",
+        packages=package_versions(),
+        llama=llama,
+        cpu={"logical": system.logical_cpus(), "physical": system.physical_cores()},
+        memory={"total": ram.total, "available": ram.available},
+        gpus=[asdict(gpu) for gpu in gpu_list],
+        sandbox=sandbox,
+        paths={
+            "config_file": str(config_file),
+            "data_dir": str(paths.data_dir),
+            "models_dir": str(paths.models_dir),
+            "sessions_dir": str(paths.sessions_dir),
+            "worktrees_dir": str(paths.worktrees_dir),
+            "cache_dir": str(paths.cache_dir),
+        },
+        config=config_info,
+        hub=hub_status(endpoint, timeout=hub_timeout),
+        running_as_root=as_root,
+        problems=problems,
+    )
+
+
+def _gib(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def format_text(report: DoctorReport) -> str:
+    """The report as aligned lines for a terminal."""
+    llama = report.llama
+    if llama.get("available"):
+        offload = "yes" if llama.get("gpu_offload") else "no (CPU-only build)"
+        llama_line = f"llama.cpp        GPU offload: {offload}"
+    else:
+        llama_line = f"llama.cpp        unavailable: {llama.get('error')}"
+    gpu_lines = [
+        f"gpu              {g['name']}: {_gib(g['free'])} free of {_gib(g['total'])}" for g in report.gpus
+    ] or ["gpu              none found"]
+    hub = report.hub
+    hub_line = (
+        f"hub              {hub['endpoint']} answers (HTTP {hub['status']})"
+        if hub["reachable"]
+        else f"hub              {hub['endpoint']} unreachable (offline is fine for local models): {hub.get('error')}"
+    )
+    config_state = (
+        "ok" if report.config.get("valid") else f"INVALID: {report.config.get('error')}"
+    )
+    lines = [
+        f"frogdesk         {report.frogdesk}",
+        f"python           {report.python} on {report.platform}",
+        "packages         " + ", ".join(f"{k} {v}" for k, v in report.packages.items()),
+        llama_line,
+        f"cpu              {report.cpu['physical']} physical cores, {report.cpu['logical']} threads",
+        f"memory           {_gib(report.memory['available'])} available of {_gib(report.memory['total'])}",
+        *gpu_lines,
+        f"sandbox          {report.sandbox['level']}: {report.sandbox['reason']}",
+        f"config           {report.paths['config_file']} ({'exists' if report.config['exists'] else 'not created yet'}, {config_state})",
+        f"data             {report.paths['data_dir']}",
+        f"models           {report.paths['models_dir']}",
+        hub_line,
+    ]
+    if report.problems:
+        lines.append("")
+        lines.extend(f"! {problem}" for problem in report.problems)
+    return "\n".join(lines)
