@@ -78,7 +78,9 @@ def llama_capabilities() -> dict[str, Any]:
         "available": True,
         "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload()),
         "mmap": bool(llama_cpp.llama_supports_mmap()),
-        "system_info": info.decode("utf-8", "replace").strip() if isinstance(info, bytes) else str(info),
+        "system_info": info.decode("utf-8", "replace").strip()
+        if isinstance(info, bytes)
+        else str(info),
     }
 
 
@@ -176,7 +178,8 @@ def format_text(report: DoctorReport) -> str:
     else:
         llama_line = f"llama.cpp        unavailable: {llama.get('error')}"
     gpu_lines = [
-        f"gpu              {g['name']}: {_gib(g['free'])} free of {_gib(g['total'])}" for g in report.gpus
+        f"gpu              {g['name']}: {_gib(g['free'])} free of {_gib(g['total'])}"
+        for g in report.gpus
     ] or ["gpu              none found"]
     hub = report.hub
     hub_line = (
@@ -184,9 +187,7 @@ def format_text(report: DoctorReport) -> str:
         if hub["reachable"]
         else f"hub              {hub['endpoint']} unreachable (offline is fine for local models): {hub.get('error')}"
     )
-    config_state = (
-        "ok" if report.config.get("valid") else f"INVALID: {report.config.get('error')}"
-    )
+    config_state = "ok" if report.config.get("valid") else f"INVALID: {report.config.get('error')}"
     lines = [
         f"frogdesk         {report.frogdesk}",
         f"python           {report.python} on {report.platform}",

@@ -130,7 +130,9 @@ def gpus() -> list[GpuInfo]:
     if sys.platform == "darwin" and platform.machine() == "arm64":
         ram = memory()
         # Metal may use about three quarters of unified memory by default.
-        found.append(GpuInfo("Apple Silicon (unified memory)", ram.total * 3 // 4, ram.available, "apple"))
+        found.append(
+            GpuInfo("Apple Silicon (unified memory)", ram.total * 3 // 4, ram.available, "apple")
+        )
     return found
 
 

@@ -35,7 +35,9 @@ def config_path(args: argparse.Namespace) -> Path:
     return explicit if explicit is not None else AppPaths.default().config_file
 
 
-def load_settings(args: argparse.Namespace, overrides: dict[str, Any] | None = None) -> config.Settings:
+def load_settings(
+    args: argparse.Namespace, overrides: dict[str, Any] | None = None
+) -> config.Settings:
     """Settings from the file, the environment and the given flag overrides."""
     try:
         return config.load(config_path(args), overrides=overrides)

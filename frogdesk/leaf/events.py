@@ -74,5 +74,12 @@ class RunFinished:
 
 
 LoopEvent = (
-    StepStarted | ReasoningDelta | ContentDelta | ToolStarted | ToolFinished | StepUsage | Notice | RunFinished
+    StepStarted
+    | ReasoningDelta
+    | ContentDelta
+    | ToolStarted
+    | ToolFinished
+    | StepUsage
+    | Notice
+    | RunFinished
 )

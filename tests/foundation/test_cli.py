@@ -85,7 +85,10 @@ def test_bad_config_is_one_line_exit_2() -> None:
 
 
 def test_wrong_type_and_invalid_toml_exit_2() -> None:
-    for text, fragment in (('temperature = "hot"\n', "temperature"), ("theme = [\n", "invalid TOML")):
+    for text, fragment in (
+        ('temperature = "hot"\n', "temperature"),
+        ("theme = [\n", "invalid TOML"),
+    ):
         write_config(text)
         result = frogdesk_cmd("models", "list")
         assert result.returncode == 2, result.stderr

@@ -31,7 +31,9 @@ def test_core_packages_do_not_import_textual() -> None:
         "assert not bad, bad\n"
         "print(len(sys.modules))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -39,6 +41,8 @@ def test_import_has_no_side_effects(tmp_path: Path) -> None:
     home = tmp_path / "home"
     code = "import frogdesk.cli, frogdesk.config, frogdesk.paths; frogdesk.cli.build_parser()"
     env = {"FROGDESK_HOME": str(home), "PATH": "/usr/bin:/bin"}
-    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stderr
     assert not home.exists(), "importing FrogDesk must not create its directories"
