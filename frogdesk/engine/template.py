@@ -1,0 +1,154 @@
+"""Chat template rendering: a GGUF's Jinja `tokenizer.chat_template` in a sandbox."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NoReturn
+
+import jinja2
+from jinja2.ext import loopcontrols
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from frogdesk.engine.types import Message, ToolSchema
+
+
+class TemplateError(Exception):
+    """A chat template failed to compile or render; the message names the problem."""
+
+
+def _raise_exception(message: str) -> NoReturn:
+    """The `raise_exception` templates call to refuse a conversation they cannot format."""
+    raise TemplateError(f"the chat template refused the conversation: {message}")
+
+
+def _strftime_now(fmt: str) -> str:
+    """The current local time formatted with `fmt` (templates stamp dates with it)."""
+    return datetime.now().strftime(fmt)
+
+
+def _tojson(
+    value: Any,
+    ensure_ascii: bool = False,
+    indent: int | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
+    """JSON as Hugging Face renders it: non-ASCII kept, keys in the given order, `, ` and `: `."""
+    return json.dumps(
+        value,
+        ensure_ascii=ensure_ascii,
+        indent=indent,
+        separators=separators,
+        sort_keys=sort_keys,
+    )
+
+
+def _make_environment() -> ImmutableSandboxedEnvironment:
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=[loopcontrols],
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    env.globals["strftime_now"] = _strftime_now
+    return env
+
+
+class ChatTemplate:
+    """A compiled chat template that renders message lists into prompt text."""
+
+    def __init__(self, source: str, bos_token: str = "", eos_token: str = "") -> None:
+        if not source.strip():
+            raise TemplateError("the chat template is empty")
+        self.source = source
+        """The Jinja source as stored in the model."""
+        self.bos_token = bos_token
+        self.eos_token = eos_token
+        try:
+            self._template = _make_environment().from_string(source)
+        except jinja2.TemplateSyntaxError as exc:
+            raise TemplateError(
+                f"the chat template does not compile: {exc.message} (template line {exc.lineno})"
+            ) from None
+
+    def render(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema] = (),
+        *,
+        add_generation_prompt: bool,
+        enable_thinking: bool = True,
+        **extra: Any,
+    ) -> str:
+        """The prompt text for `messages` (and `tools`, when any), as the model was trained on.
+
+        `extra` adds template variables; a template that fails raises `TemplateError`.
+        """
+        context: dict[str, Any] = {
+            "messages": [message.to_template_dict() for message in messages],
+            "add_generation_prompt": add_generation_prompt,
+            "enable_thinking": enable_thinking,
+            "bos_token": self.bos_token,
+            "eos_token": self.eos_token,
+        }
+        if tools:
+            context["tools"] = [dict(tool) for tool in tools]
+        context.update(extra)
+        try:
+            return self._template.render(**context)
+        except TemplateError:
+            raise
+        except jinja2.TemplateError as exc:
+            raise TemplateError(f"the chat template failed: {type(exc).__name__}: {exc}") from None
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+            raise TemplateError(f"the chat template failed: {type(exc).__name__}: {exc}") from None
+
+
+def _gguf_string(fields: dict[str, Any], key: str) -> str | None:
+    field = fields.get(key)
+    if field is None or not field.data:
+        return None
+    return bytes(field.parts[field.data[0]]).decode("utf-8", errors="replace")
+
+
+def _gguf_int(fields: dict[str, Any], key: str) -> int | None:
+    field = fields.get(key)
+    if field is None or not field.data:
+        return None
+    return int(field.parts[field.data[0]][0])
+
+
+def load_gguf_template(path: Path) -> ChatTemplate:
+    """The chat template stored in a GGUF file, with its BOS and EOS token texts.
+
+    Raises `TemplateError` when the file has no `tokenizer.chat_template`.
+    """
+    from gguf import GGUFReader
+
+    try:
+        reader = GGUFReader(str(path))
+    except (OSError, ValueError) as exc:
+        raise TemplateError(f"{path}: cannot read GGUF metadata: {exc}") from None
+    fields: dict[str, Any] = dict(reader.fields)
+    source = _gguf_string(fields, "tokenizer.chat_template")
+    if source is None:
+        raise TemplateError(f"{path}: the GGUF has no tokenizer.chat_template")
+    token_texts = _token_text_lookup(fields)
+    bos = token_texts(_gguf_int(fields, "tokenizer.ggml.bos_token_id"))
+    eos = token_texts(_gguf_int(fields, "tokenizer.ggml.eos_token_id"))
+    return ChatTemplate(source, bos_token=bos, eos_token=eos)
+
+
+def _token_text_lookup(fields: dict[str, Any]) -> Callable[[int | None], str]:
+    tokens = fields.get("tokenizer.ggml.tokens")
+
+    def lookup(token_id: int | None) -> str:
+        if tokens is None or token_id is None or not 0 <= token_id < len(tokens.data):
+            return ""
+        return bytes(tokens.parts[tokens.data[token_id]]).decode("utf-8", errors="replace")
+
+    return lookup

@@ -1,0 +1,176 @@
+"""Checking a tool call against its JSON schema and coercing raw text values to typed ones."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from frogdesk.engine.types import ToolSchema
+
+_INTEGER = re.compile(r"[+-]?\d+")
+_TYPE_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
+
+
+class BadValue(ValueError):
+    """A raw parameter value does not fit its schema; the message is said to the model."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One offered tool: its name and the JSON schema of its parameters."""
+
+    name: str
+    parameters: Mapping[str, Any]
+
+    @property
+    def properties(self) -> Mapping[str, Any]:
+        """Parameter name -> JSON schema."""
+        props = self.parameters.get("properties") or {}
+        return props if isinstance(props, Mapping) else {}
+
+    @property
+    def required(self) -> list[str]:
+        """Names of the required parameters, in schema order."""
+        req = self.parameters.get("required") or []
+        return [str(name) for name in req] if isinstance(req, list) else []
+
+    @property
+    def allows_extra(self) -> bool:
+        """Whether parameters outside `properties` are accepted (only if the schema says so)."""
+        return self.parameters.get("additionalProperties") is True
+
+
+def tool_specs(tools: Sequence[ToolSchema]) -> dict[str, ToolSpec]:
+    """Index OpenAI function-tool schemas (or bare function objects) by function name."""
+    specs: dict[str, ToolSpec] = {}
+    for tool in tools:
+        function = tool.get("function", tool)
+        if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+            continue
+        params = function.get("parameters") or {}
+        specs[function["name"]] = ToolSpec(
+            function["name"], params if isinstance(params, Mapping) else {}
+        )
+    return specs
+
+
+def _schema_types(schema: Mapping[str, Any]) -> list[str]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return [declared]
+    if isinstance(declared, list):
+        return [str(t) for t in declared]
+    found: list[str] = []
+    for key in ("anyOf", "oneOf"):
+        for sub in schema.get(key) or []:
+            if isinstance(sub, Mapping):
+                found.extend(t for t in _schema_types(sub) if t not in found)
+    return found
+
+
+def _coerce_one(raw: str, kind: str) -> Any:
+    text = raw.strip()
+    if kind == "string":
+        return raw
+    if kind == "null":
+        if text.lower() in ("null", "none"):
+            return None
+        raise BadValue(f"must be null, got {text!r}")
+    if kind == "boolean":
+        if text.lower() == "true":
+            return True
+        if text.lower() == "false":
+            return False
+        raise BadValue(f"must be true or false, got {text!r}")
+    if kind == "integer":
+        if _INTEGER.fullmatch(text):
+            return int(text)
+        raise BadValue(f"must be an integer, got {text!r}")
+    if kind == "number":
+        if _INTEGER.fullmatch(text):
+            return int(text)
+        try:
+            number = float(text)
+        except ValueError:
+            raise BadValue(f"must be a number, got {text!r}") from None
+        if not math.isfinite(number):
+            raise BadValue(f"must be a finite number, got {text!r}")
+        return number
+    if kind in ("object", "array"):
+        expected = dict if kind == "object" else list
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise BadValue(f"must be a JSON {kind}, but it is not valid JSON ({exc.msg})") from None
+        if not isinstance(value, expected):
+            raise BadValue(f"must be a JSON {kind}, got {type(value).__name__}")
+        return value
+    raise BadValue(f"has an unsupported schema type {kind!r}")
+
+
+def coerce_value(raw: str, schema: Mapping[str, Any]) -> Any:
+    """The typed value of `raw` under `schema`; raises `BadValue` when it does not fit.
+
+    Strings stay verbatim; without a declared type, JSON is tried and the text kept otherwise.
+    """
+    kinds = _schema_types(schema)
+    if not kinds:
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    if len(kinds) == 1:
+        return _coerce_one(raw, kinds[0])
+    errors: list[str] = []
+    for kind in sorted(kinds, key=lambda k: _TYPE_ORDER.index(k) if k in _TYPE_ORDER else 99):
+        try:
+            return _coerce_one(raw, kind)
+        except BadValue as exc:
+            errors.append(str(exc))
+    raise BadValue(" or ".join(errors))
+
+
+def build_arguments(
+    spec: ToolSpec, raw_params: Sequence[tuple[str, str]]
+) -> tuple[dict[str, Any], list[str]]:
+    """Coerce `(key, raw text)` pairs for `spec`; returns the arguments and the problems found."""
+    problems: list[str] = []
+    arguments: dict[str, Any] = {}
+    properties = spec.properties
+    for key, raw in raw_params:
+        if key in arguments:
+            problems.append(f"parameter '{key}' is given more than once")
+            continue
+        schema = properties.get(key)
+        if schema is None:
+            if spec.allows_extra:
+                arguments[key] = raw
+                continue
+            known = ", ".join(properties) or "none"
+            problems.append(f"unknown parameter '{key}' (its parameters are: {known})")
+            continue
+        try:
+            arguments[key] = coerce_value(raw, schema if isinstance(schema, Mapping) else {})
+        except BadValue as exc:
+            problems.append(f"parameter '{key}' {exc}")
+    for key in spec.required:
+        if key not in arguments and not any(key == k for k, _ in raw_params):
+            problems.append(f"missing required parameter '{key}'")
+    return arguments, problems
+
+
+def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
+    """Problems with already-typed arguments (unknown or missing parameters)."""
+    problems: list[str] = []
+    for key in arguments:
+        if key not in spec.properties and not spec.allows_extra:
+            known = ", ".join(spec.properties) or "none"
+            problems.append(f"unknown parameter '{key}' (its parameters are: {known})")
+    problems.extend(
+        f"missing required parameter '{key}'" for key in spec.required if key not in arguments
+    )
+    return problems
