@@ -1,0 +1,128 @@
+"""What a run leaves behind: step records, the loop's result, and their JSON form."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from frogdesk.engine.types import Message, ToolCall, Usage
+from frogdesk.leaf.events import ExitReason
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One tool result as Leaf records it."""
+
+    tool: str
+    observation: str
+    ok: bool = True
+    elapsed: float = 0.0
+    call_id: str = ""
+    """The id of the call it answers; empty for a malformed call the parser rejected."""
+
+
+@dataclass(frozen=True)
+class StepRecord:
+    """One step: the assistant message, the observations in call order, usage and timings."""
+
+    step: int
+    assistant: Message
+    observations: tuple[Observation, ...] = ()
+    usage: Usage | None = None
+    generation_seconds: float = 0.0
+    tool_seconds: float = 0.0
+    finish: str = ""
+    """The engine's finish reason for the reply (`stop`, `tool_calls`, `length`, ...)."""
+
+    def tool_messages(self) -> list[Message]:
+        """The tool messages that follow the assistant message, one per call, in order."""
+        return [
+            Message("tool", obs.observation, tool_call_id=obs.call_id, name=obs.tool)
+            for obs in self.observations
+        ]
+
+
+@dataclass
+class LoopResult:
+    """How a run ended and everything it produced."""
+
+    exit_reason: ExitReason
+    final_message: str
+    messages: list[Message]
+    steps: list[StepRecord] = field(default_factory=list)
+    error: str = ""
+    context_tokens: int = 0
+    elapsed: float = 0.0
+
+    @property
+    def n_steps(self) -> int:
+        """Steps taken, counting steps from before a resume."""
+        return self.steps[-1].step + 1 if self.steps else 0
+
+
+def call_to_dict(call: ToolCall) -> dict[str, Any]:
+    """A tool call as JSON-ready data."""
+    return {"id": call.id, "name": call.name, "arguments": call.arguments}
+
+
+def message_to_dict(message: Message) -> dict[str, Any]:
+    """A message as JSON-ready data (arguments kept as objects)."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.reasoning:
+        out["reasoning"] = message.reasoning
+    if message.tool_calls:
+        out["tool_calls"] = [call_to_dict(c) for c in message.tool_calls]
+    if message.tool_call_id:
+        out["tool_call_id"] = message.tool_call_id
+    if message.name:
+        out["name"] = message.name
+    return out
+
+
+def message_from_dict(data: dict[str, Any]) -> Message:
+    """Inverse of message_to_dict."""
+    calls = tuple(
+        ToolCall(str(c["name"]), dict(c.get("arguments") or {}), str(c.get("id", "")))
+        for c in data.get("tool_calls", ())
+    )
+    return Message(
+        data["role"],
+        data.get("content", ""),
+        data.get("reasoning", ""),
+        calls,
+        data.get("tool_call_id", ""),
+        data.get("name", ""),
+    )
+
+
+def step_to_dict(step: StepRecord) -> dict[str, Any]:
+    """A step as JSON-ready data."""
+    return {
+        "step": step.step,
+        "assistant": message_to_dict(step.assistant),
+        "observations": [asdict(o) for o in step.observations],
+        "usage": asdict(step.usage) if step.usage else None,
+        "generation_seconds": step.generation_seconds,
+        "tool_seconds": step.tool_seconds,
+        "finish": step.finish,
+    }
+
+
+def step_from_dict(data: dict[str, Any]) -> StepRecord:
+    """Inverse of step_to_dict."""
+    usage = data.get("usage")
+    return StepRecord(
+        step=int(data["step"]),
+        assistant=message_from_dict(data["assistant"]),
+        observations=tuple(Observation(**o) for o in data.get("observations", ())),
+        usage=Usage(**usage) if usage else None,
+        generation_seconds=float(data.get("generation_seconds", 0.0)),
+        tool_seconds=float(data.get("tool_seconds", 0.0)),
+        finish=str(data.get("finish", "")),
+    )
+
+
+def dumps(data: Any) -> str:
+    """One compact JSON line."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,57 @@
+"""The tool runner: one call in, Leaf's observation string out; errors become observations."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frogdesk.engine.types import ToolCall
+from frogdesk.leaf.tools import LeafTools, ShellMissingError
+from frogdesk.sandbox.shell_types import Shell
+
+
+class ToolInfrastructureError(RuntimeError):
+    """The runner itself failed (not the tool's input): the loop ends with `tool_error`."""
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """What one call produced: the observation the model sees and whether it succeeded."""
+
+    observation: str
+    ok: bool
+    elapsed: float
+
+
+class ToolRunner:
+    """Runs Leaf tool calls inside one workdir, Bash through the injected Shell."""
+
+    def __init__(self, workdir: Path, shell: Shell | None) -> None:
+        self.workdir = workdir
+        self.tools = LeafTools(workdir, shell)
+
+    def run(self, call: ToolCall, cancel: threading.Event | None = None) -> ToolOutcome:
+        """Run one call; raises ToolInfrastructureError only when the runner cannot work."""
+        start = time.monotonic()
+        args: Mapping[str, Any] = call.arguments if isinstance(call.arguments, dict) else {}
+        handlers: dict[str, Callable[[Mapping[str, Any]], str]] = {
+            "Read": self.tools.read,
+            "Write": self.tools.write,
+            "Edit": self.tools.edit,
+            "Glob": self.tools.glob,
+            "Bash": lambda a: self.tools.bash(a, cancel),
+        }
+        handler = handlers.get(call.name)
+        if handler is None:
+            return ToolOutcome(f"Unknown tool: {call.name}", False, time.monotonic() - start)
+        try:
+            observation = handler(args)
+        except ShellMissingError as exc:
+            raise ToolInfrastructureError(str(exc)) from exc
+        except Exception as exc:
+            return ToolOutcome(f"{type(exc).__name__}: {exc}", False, time.monotonic() - start)
+        return ToolOutcome(observation, True, time.monotonic() - start)

@@ -1,0 +1,199 @@
+"""Leaf's five tools (Read, Write, Edit, Glob, Bash) with their exact observation strings."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from frogdesk.leaf.globwalk import glob_files
+from frogdesk.leaf.paths import OutsideWorkdirError, ResolvedPath, in_git_dir, resolve
+from frogdesk.sandbox.shell_types import Shell
+
+READ_LIMIT = 20_000
+"""Characters of a Read observation before it is cut."""
+BASH_LIMIT = 30_000
+"""Characters of a Bash observation before it is cut."""
+GLOB_LIMIT = 1_000
+"""Paths a Glob observation lists before `... K more files`."""
+BASH_TIMEOUT = 120.0
+"""Default Bash timeout in seconds."""
+BINARY_SNIFF = 8192
+"""Bytes Read inspects for NUL bytes to tell a binary file."""
+
+TRUE_STRINGS = frozenset({"1", "true", "yes", "on"})
+
+
+def truncate(text: str, limit: int) -> str:
+    """Cut `text` at `limit` characters, saying how many were dropped."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[truncated {len(text) - limit} chars]"
+
+
+def as_bool(value: Any) -> bool:
+    """Leaf's reading of replace_all: true/false, or the strings 1/true/yes/on."""
+    if isinstance(value, str):
+        return value.strip().lower() in TRUE_STRINGS
+    return bool(value)
+
+
+def _text(args: Mapping[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    return value if isinstance(value, str) else str(value)
+
+
+def _required(args: Mapping[str, Any], key: str) -> str:
+    value = _text(args, key)
+    if value is None:
+        raise ValueError(f"{key} is required")
+    return value
+
+
+def _file_path(args: Mapping[str, Any]) -> str:
+    value = _text(args, "file_path")
+    if value is None:
+        value = _text(args, "path")
+    if not value:
+        raise ValueError("file_path is required")
+    return value
+
+
+def _optional_int(args: Mapping[str, Any], key: str) -> int | None:
+    value = args.get(key)
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, float):
+        return int(value)
+    return int(str(value).strip())
+
+
+def _writable(workdir: Path, raw: str) -> ResolvedPath:
+    target = resolve(workdir, raw)
+    if in_git_dir(target):
+        raise OutsideWorkdirError(f"{raw} is inside .git, which tools may not modify")
+    return target
+
+
+class ShellMissingError(RuntimeError):
+    """Bash was called but the runner was built without a shell."""
+
+
+class LeafTools:
+    """The tool implementations over one workdir; each returns the observation or raises."""
+
+    def __init__(self, workdir: Path, shell: Shell | None) -> None:
+        self.workdir = workdir
+        self.shell = shell
+
+    def read(self, args: Mapping[str, Any]) -> str:
+        """Read: the displayed path, then `N. text` lines; binary files are refused."""
+        target = resolve(self.workdir, _file_path(args))
+        with open(target.path, "rb") as handle:
+            data = handle.read()
+        if b"\x00" in data[:BINARY_SNIFF]:
+            raise ValueError(f"{target.display} is a binary file; Read only shows text files")
+        lines = data.decode("utf-8", errors="replace").splitlines()
+        offset = _optional_int(args, "offset") or 1
+        start = max(offset, 1)
+        limit = _optional_int(args, "limit")
+        chosen = (
+            lines[start - 1 :]
+            if limit is None or limit <= 0
+            else lines[start - 1 : start - 1 + limit]
+        )
+        body = [target.display, *(f"{start + i}. {line}" for i, line in enumerate(chosen))]
+        return truncate("\n".join(body), READ_LIMIT)
+
+    def write(self, args: Mapping[str, Any]) -> str:
+        """Write: create parents, write UTF-8, `Wrote PATH (N bytes).` with N characters."""
+        target = _writable(self.workdir, _file_path(args))
+        content = _required(args, "content")
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(target.path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+        return f"Wrote {target.display} ({len(content)} bytes)."
+
+    def edit(self, args: Mapping[str, Any]) -> str:
+        """Edit: replace one exact match (or every match with replace_all)."""
+        target = _writable(self.workdir, _file_path(args))
+        old = _text(args, "old_string") or ""
+        new = _text(args, "new_string")
+        if not old:
+            raise ValueError("old_string must be non-empty")
+        if new is None:
+            raise ValueError("new_string is required")
+        replace_all = as_bool(args.get("replace_all", False))
+        with open(target.path, encoding="utf-8", newline="") as handle:
+            text = handle.read()
+        count = text.count(old)
+        if count == 0:
+            raise ValueError("old_string was not found")
+        if count > 1 and not replace_all:
+            raise ValueError(
+                f"old_string matched {count} times; set replace_all=true or use a more specific old_string"
+            )
+        replaced = count if replace_all else 1
+        text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        with open(target.path, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        noun = "replacement" if replaced == 1 else "replacements"
+        return f"Edited {target.display} ({replaced} {noun})."
+
+    def glob(self, args: Mapping[str, Any]) -> str:
+        """Glob: sorted files matching the pattern, at most 1,000 listed."""
+        pattern = _required(args, "pattern")
+        where = _text(args, "path") or "."
+        base = resolve(self.workdir, where)
+        if os.path.isabs(pattern):
+            anchored = resolve(self.workdir, pattern)
+            pattern = anchored.display
+            base = resolve(self.workdir, ".")
+        if ".." in pattern.split("/"):
+            raise OutsideWorkdirError(f"{pattern} is outside the repository workdir")
+        found = glob_files(str(base.path), pattern, str(self.workdir))
+        prefix = "" if base.display == "." else base.display + "/"
+        shown = sorted(os.path.normpath(prefix + name) for name in found)
+        if not shown:
+            return "No files matched."
+        out = "\n".join(shown[:GLOB_LIMIT])
+        if len(shown) > GLOB_LIMIT:
+            out += f"\n... {len(shown) - GLOB_LIMIT} more files"
+        return out
+
+    def bash(self, args: Mapping[str, Any], cancel: threading.Event | None = None) -> str:
+        """Bash: run through the session shell; exit code, stdout and stderr, or the timeout."""
+        command = _required(args, "command")
+        if not command.strip():
+            raise ValueError("command is required")
+        timeout = bash_timeout(args)
+        if self.shell is None:
+            raise ShellMissingError("no shell is available for Bash")
+        result = self.shell.run(command, self.workdir, timeout, cancel)
+        streams = f"STDOUT:\n{result.stdout}\nSTDERR:\n{result.stderr}"
+        if result.timed_out:
+            head = f"Timed out after {timeout:.1f}s"
+        else:
+            head = f"Exit code: {result.exit_code}"
+        return truncate(f"{head}\n{streams}", BASH_LIMIT)
+
+
+def bash_timeout(args: Mapping[str, Any]) -> float:
+    """Seconds for a Bash call: `timeout_ms`, else `timeout` (milliseconds above 1000), else 120."""
+    raw_ms = args.get("timeout_ms")
+    if raw_ms is not None and raw_ms != "":
+        seconds = float(raw_ms) / 1000.0
+    else:
+        raw = args.get("timeout")
+        if raw is None or raw == "":
+            return BASH_TIMEOUT
+        seconds = float(raw)
+        if seconds > 1000:
+            seconds /= 1000.0
+    return seconds if seconds > 0 else BASH_TIMEOUT

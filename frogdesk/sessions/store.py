@@ -1,0 +1,202 @@
+"""The session store: one folder per session with session.json and an append-only transcript."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frogdesk.engine.types import Message
+from frogdesk.leaf.records import (
+    StepRecord,
+    dumps,
+    message_from_dict,
+    message_to_dict,
+    step_from_dict,
+    step_to_dict,
+)
+from frogdesk.sessions.record import SessionRecord
+
+RECORD_FILE = "session.json"
+TRANSCRIPT_FILE = "transcript.jsonl"
+
+
+class SessionNotFoundError(LookupError):
+    """No session with that id (or unique id prefix)."""
+
+
+@dataclass
+class Transcript:
+    """A session's transcript read back: the opening messages and the finished steps."""
+
+    messages: list[Message] = field(default_factory=list)
+    """The messages before the first step (system, task)."""
+    steps: list[StepRecord] = field(default_factory=list)
+    end: dict[str, Any] | None = None
+    """The last `end` line (how a run ended), if any."""
+    dropped_tail: bool = False
+    """True when a half-written last line (a crash mid-write) was ignored."""
+
+    def conversation(self) -> list[Message]:
+        """The full message list the loop continues from."""
+        out = list(self.messages)
+        for step in self.steps:
+            out.append(step.assistant)
+            out.extend(step.tool_messages())
+        return out
+
+
+def new_session_id() -> str:
+    """A sortable, unique id: UTC time plus random hex."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Replace `path` with `text` so a crash leaves the old or the new file, never half."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+class SessionStore:
+    """Sessions under one root folder (AppPaths.sessions_dir)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def session_dir(self, session_id: str) -> Path:
+        """The folder of one session."""
+        return self.root / session_id
+
+    def create(self, record: SessionRecord) -> SessionRecord:
+        """Store a new session; its folder must not exist yet."""
+        folder = self.session_dir(record.id)
+        folder.mkdir(parents=True, exist_ok=False)
+        now = time.time()
+        record.created_at = record.created_at or now
+        record.updated_at = now
+        atomic_write(folder / RECORD_FILE, record.to_json())
+        (folder / TRANSCRIPT_FILE).touch()
+        return record
+
+    def update(self, record: SessionRecord) -> None:
+        """Write the record back atomically."""
+        record.updated_at = time.time()
+        atomic_write(self.session_dir(record.id) / RECORD_FILE, record.to_json())
+
+    def get(self, session_id: str) -> SessionRecord:
+        """A session by id, or by a prefix that names exactly one session."""
+        path = self.session_dir(session_id) / RECORD_FILE
+        if not path.is_file():
+            matches = [r for r in self.list() if r.id.startswith(session_id)] if session_id else []
+            if len(matches) != 1:
+                raise SessionNotFoundError(f"no session {session_id!r}")
+            return matches[0]
+        return SessionRecord.from_json(path.read_text(encoding="utf-8"))
+
+    def list(self) -> list[SessionRecord]:
+        """Every readable session, newest first (unreadable folders are skipped)."""
+        out: list[SessionRecord] = []
+        if not self.root.is_dir():
+            return out
+        for folder in self.root.iterdir():
+            path = folder / RECORD_FILE
+            try:
+                out.append(SessionRecord.from_json(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError, KeyError):
+                continue
+        return sorted(out, key=lambda r: (r.created_at, r.id), reverse=True)
+
+    # transcript ---------------------------------------------------------------
+
+    def _append(self, session_id: str, entry: dict[str, Any]) -> None:
+        path = self.session_dir(session_id) / TRANSCRIPT_FILE
+        line = (dumps(entry) + "\n").encode("utf-8")
+        with open(path, "ab") as handle:
+            handle.write(line)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def append_message(self, session_id: str, message: Message) -> None:
+        """Append an opening message (system, task) to the transcript, durably."""
+        self._append(session_id, {"kind": "message", "message": message_to_dict(message)})
+
+    def append_step(self, session_id: str, step: StepRecord) -> None:
+        """Append one finished step, durably: a crash after this loses nothing of it."""
+        self._append(session_id, {"kind": "step", "step": step_to_dict(step)})
+
+    def append_end(self, session_id: str, data: dict[str, Any]) -> None:
+        """Record how a run ended (exit reason, error); a resume may follow."""
+        self._append(session_id, {"kind": "end", **data})
+
+    def _lines(self, session_id: str) -> Iterator[tuple[bool, str]]:
+        path = self.session_dir(session_id) / TRANSCRIPT_FILE
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return
+        chunks = raw.split(b"\n")
+        for i, chunk in enumerate(chunks):
+            if chunk.strip():
+                yield i == len(chunks) - 1, chunk.decode("utf-8", errors="replace")
+
+    def read_transcript(self, session_id: str) -> Transcript:
+        """Read the transcript back; a torn last line (crash mid-write) is dropped."""
+        out = Transcript()
+        for is_last, line in self._lines(session_id):
+            try:
+                entry = json.loads(line)
+                kind = entry["kind"]
+                if kind == "message":
+                    out.messages.append(message_from_dict(entry["message"]))
+                elif kind == "step":
+                    step = step_from_dict(entry["step"])
+                    # A step re-run after a resume replaces the one it repeats.
+                    out.steps = [s for s in out.steps if s.step < step.step]
+                    out.steps.append(step)
+                elif kind == "end":
+                    out.end = entry
+            except (ValueError, KeyError, TypeError):
+                if is_last:
+                    out.dropped_tail = True
+                    continue
+                raise
+        return out
+
+    def repair_transcript(self, session_id: str) -> bool:
+        """Cut a torn last line so new lines start clean; True when something was cut."""
+        path = self.session_dir(session_id) / TRANSCRIPT_FILE
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return False
+        if not raw or raw.endswith(b"\n"):
+            return False
+        keep = raw.rfind(b"\n") + 1
+        with open(path, "r+b") as handle:
+            handle.truncate(keep)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return True
