@@ -1,0 +1,72 @@
+"""The seams the TUI drives: a running agent session and the services around it."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from frogdesk.engine.types import BackendInfo
+from frogdesk.leaf.events import LoopEvent
+from frogdesk.sessions.record import SessionRecord
+
+ApproveCommand = Callable[[str], bool]
+"""Asked from a worker thread before a Bash command runs; True lets it run."""
+
+
+class AgentSession(Protocol):
+    """One session of the core: a worktree, a transcript and the Leaf loop over them."""
+
+    @property
+    def record(self) -> SessionRecord:
+        """The stored session record."""
+        ...
+
+    def run(self, prompt: str, cancel: threading.Event) -> Iterator[LoopEvent]:
+        """Run the loop on a task (first call) or on more guidance (later calls).
+
+        Setting `cancel` stops generation or the running tool within one step and the
+        stream ends with `RunFinished("cancelled")`.
+        """
+        ...
+
+    def changed_files(self) -> int:
+        """How many files of the worktree differ from the session's base snapshot."""
+        ...
+
+
+@dataclass(frozen=True)
+class SessionSummary:
+    """One row of the sessions list."""
+
+    record: SessionRecord
+    changed_files: int = 0
+
+
+class Workbench(Protocol):
+    """What the TUI needs from the core, injected so tests can run on the script backend."""
+
+    def backend_info(self) -> BackendInfo:
+        """The loaded backend, for the status bar."""
+        ...
+
+    def sandbox_level(self) -> str:
+        """The shell isolation level sessions get."""
+        ...
+
+    def new_session(self, task: str, approve: ApproveCommand) -> AgentSession:
+        """Create a worktree and a session for a task (blocking: call from a worker)."""
+        ...
+
+    def resume(self, session_id: str, approve: ApproveCommand) -> AgentSession:
+        """Reopen a stored session (blocking)."""
+        ...
+
+    def sessions(self) -> Sequence[SessionSummary]:
+        """Stored sessions of this repository, newest first (blocking)."""
+        ...
+
+    def discard(self, session_id: str) -> None:
+        """Remove a session and its worktree (blocking)."""
+        ...

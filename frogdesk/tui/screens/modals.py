@@ -1,0 +1,121 @@
+"""Small modal questions: after a stop, Bash approval, yes/no confirmation."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+StopAnswer = Literal["continue", "guidance", "end"]
+
+
+class StopChoiceScreen(ModalScreen[tuple[StopAnswer, str]]):
+    """Asked after the user stopped a run: continue, give more guidance, or end."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("c", "choose('continue')", "Continue", id="stop_continue"),
+        Binding("g", "choose('guidance')", "Guidance", id="stop_guidance"),
+        Binding("escape,e", "choose('end')", "End", id="stop_end"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """A question, three buttons and a guidance field."""
+        with Vertical(classes="dialog"):
+            yield Label("Stopped. What next?", classes="dialog-title")
+            yield Input(placeholder="more guidance for the model (Enter sends)", id="guidance")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Continue [c]", id="continue", variant="primary")
+                yield Button("Send guidance [g]", id="guidance-button")
+                yield Button("End [e]", id="end", variant="error")
+
+    def on_mount(self) -> None:
+        """Focus the buttons so the single keys work."""
+        self.query_one("#continue", Button).focus()
+
+    def action_choose(self, answer: StopAnswer) -> None:
+        """Answer with one of the three choices."""
+        if answer == "guidance":
+            field = self.query_one("#guidance", Input)
+            if not field.value.strip():
+                field.focus()
+                return
+            self.dismiss(("guidance", field.value.strip()))
+            return
+        self.dismiss((answer, ""))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Buttons map to the same choices as the keys."""
+        mapping: dict[str | None, StopAnswer] = {
+            "continue": "continue",
+            "guidance-button": "guidance",
+            "end": "end",
+        }
+        self.action_choose(mapping.get(event.button.id, "end"))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the guidance field sends it."""
+        event.stop()
+        self.action_choose("guidance")
+
+
+class ApproveCommandScreen(ModalScreen[bool]):
+    """Asks before one Bash command runs without a sandbox."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Run it", id="approve_yes"),
+        Binding("n,escape", "answer(False)", "Refuse", id="approve_no"),
+    ]
+
+    def __init__(self, command: str) -> None:
+        super().__init__()
+        self.command = command
+
+    def compose(self) -> ComposeResult:
+        """The command and two buttons."""
+        with Vertical(classes="dialog"):
+            yield Label("Run this command without a sandbox?", classes="dialog-title")
+            yield Static(self.command, classes="dialog-command", markup=False)
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Run [y]", id="yes", variant="warning")
+                yield Button("Refuse [n]", id="no", variant="primary")
+
+    def action_answer(self, answer: bool) -> None:
+        """Dismiss with the answer."""
+        self.dismiss(answer)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Buttons answer like the keys."""
+        self.dismiss(event.button.id == "yes")
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Yes", id="confirm_yes"),
+        Binding("n,escape", "answer(False)", "No", id="confirm_no"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        """The question and two buttons."""
+        with Vertical(classes="dialog"):
+            yield Label(self.question, classes="dialog-title")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Yes [y]", id="yes", variant="warning")
+                yield Button("No [n]", id="no", variant="primary")
+
+    def action_answer(self, answer: bool) -> None:
+        """Dismiss with the answer."""
+        self.dismiss(answer)
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Buttons answer like the keys."""
+        self.dismiss(event.button.id == "yes")

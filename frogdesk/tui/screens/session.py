@@ -1,0 +1,244 @@
+"""The session screen: conversation, prompt, status bar; runs the loop in a thread worker."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+
+from frogdesk.config import Settings
+from frogdesk.engine.types import ContentDelta, ReasoningDelta
+from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage, ToolFinished
+from frogdesk.tui.bindings import session_bindings
+from frogdesk.tui.messages import ChangedFiles, RunEnded, SessionOpened, WorkFailed
+from frogdesk.tui.ports import AgentSession, Workbench
+from frogdesk.tui.screens.modals import ApproveCommandScreen, StopAnswer, StopChoiceScreen
+from frogdesk.tui.stream import EventBuffer
+from frogdesk.tui.widgets.conversation import Conversation
+from frogdesk.tui.widgets.prompt_input import PromptInput
+from frogdesk.tui.widgets.status_bar import StatusBar
+
+FRAME_SECONDS = 1 / 30
+"""Streamed tokens reach the screen at most this often."""
+
+_CHANGING_TOOLS = {"Write", "Edit", "Bash"}
+
+
+class SessionScreen(Screen[None]):
+    """One agent session; the loop runs in a worker and streams into an EventBuffer."""
+
+    BINDINGS = session_bindings()
+
+    def __init__(self, workbench: Workbench, settings: Settings, syntax_style: str) -> None:
+        super().__init__()
+        self.workbench = workbench
+        self.settings = settings
+        self.syntax_style = syntax_style
+        self.session: AgentSession | None = None
+        self.buffer = EventBuffer()
+        self.cancel = threading.Event()
+        self.running = False
+        self.last_exit: RunFinished | None = None
+        self.require_approval = settings.bash_approval
+        self._step_started = 0.0
+        self._step_pushed = 0
+        self._generating = False
+
+    def compose(self) -> ComposeResult:
+        """Conversation above, prompt and status bar below."""
+        yield Conversation(self.syntax_style, id="conversation")
+        yield PromptInput(id="prompt", placeholder="Describe a task for the model, then Enter")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Fill the status bar and start the frame timer."""
+        info = self.workbench.backend_info()
+        self.status.update_info(
+            model=info.model,
+            quant=info.quant,
+            device=info.device,
+            sandbox=self.workbench.sandbox_level(),
+            context_budget=self.settings.max_context_tokens,
+            max_steps=self.settings.max_steps,
+        )
+        self.set_interval(FRAME_SECONDS, self.flush, name="stream-frame")
+        self.query_one(PromptInput).focus()
+
+    @property
+    def status(self) -> StatusBar:
+        """The status bar."""
+        return self.query_one(StatusBar)
+
+    @property
+    def conversation(self) -> Conversation:
+        """The conversation view."""
+        return self.query_one(Conversation)
+
+    # -- prompting ---------------------------------------------------------
+
+    @on(Input.Submitted, "#prompt")
+    async def submit_prompt(self, event: Input.Submitted) -> None:
+        """Start a session with the task, or send more guidance to the stopped one."""
+        text = event.value.strip()
+        if not text or self.running:
+            if self.running:
+                self.notify("The model is working; Escape stops it first.", severity="warning")
+            return
+        prompt = self.query_one(PromptInput)
+        prompt.remember(text)
+        prompt.value = ""
+        await self.conversation.add_user(text)
+        self.start(text)
+
+    def start(self, prompt: str) -> None:
+        """Run the loop on a prompt (opening a session first when there is none)."""
+        self.running = True
+        self.cancel = threading.Event()
+        self.status.update_info(state="starting")
+        if self.session is None:
+            self._open_session(prompt)
+        else:
+            self._run(self.session, prompt)
+
+    @work(thread=True, name="open-session", exit_on_error=False)
+    def _open_session(self, task: str) -> None:
+        try:
+            session = self.workbench.new_session(task, self.approve)
+        except Exception as exc:  # shown to the user by the WorkFailed handler
+            self.post_message(WorkFailed("opening the session", f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(SessionOpened(session, task))
+
+    def on_session_opened(self, message: SessionOpened) -> None:
+        """Run the task on the new session."""
+        self.session = message.session
+        if message.prompt:
+            self._run(message.session, message.prompt)
+
+    @work(thread=True, name="agent-run", exit_on_error=False)
+    def _run(self, session: AgentSession, prompt: str) -> None:
+        cancel = self.cancel
+        try:
+            for event in session.run(prompt, cancel):
+                self.buffer.push(event)
+                if isinstance(event, ToolFinished) and event.call.name in _CHANGING_TOOLS:
+                    self.post_message(ChangedFiles(session.changed_files()))
+            changed = session.changed_files()
+        except Exception as exc:
+            self.post_message(WorkFailed("running the model", f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(RunEnded(changed))
+
+    # -- streaming ----------------------------------------------------------
+
+    async def flush(self) -> None:
+        """Show what the worker produced since the last frame (UI thread, ~30 Hz)."""
+        events = self.buffer.drain()
+        if events:
+            self._update_status(events)
+            await self.conversation.apply(events)
+        if self._generating:
+            elapsed = time.monotonic() - self._step_started
+            if elapsed > 0.5:
+                rate = (self.buffer.pushed - self._step_pushed) / elapsed
+                self.status.update_info(tokens_per_second=rate)
+
+    def _update_status(self, events: list[LoopEvent]) -> None:
+        for event in events:
+            if isinstance(event, StepStarted):
+                self._step_started = time.monotonic()
+                self._step_pushed = self.buffer.pushed
+                self._generating = True
+                self.status.update_info(step=event.step, state="generating")
+            elif isinstance(event, ReasoningDelta | ContentDelta):
+                self._generating = True
+            elif isinstance(event, StepUsage):
+                self._generating = False
+                usage = event.usage
+                rate = (
+                    usage.completion_tokens / usage.decode_seconds
+                    if usage.decode_seconds > 0
+                    else 0.0
+                )
+                self.status.update_info(
+                    context_used=usage.prompt_tokens + usage.completion_tokens,
+                    tokens_per_second=rate or self.status.info.tokens_per_second,
+                    state="running tools",
+                )
+            elif isinstance(event, RunFinished):
+                self._generating = False
+                self.last_exit = event
+                self.status.update_info(state=event.exit_reason)
+
+    def on_changed_files(self, message: ChangedFiles) -> None:
+        """Keep the worktree state in the status bar current."""
+        self.status.update_info(changed_files=message.count)
+
+    async def on_run_ended(self, message: RunEnded) -> None:
+        """Show the rest of the stream, then ask what next if the user stopped it."""
+        await self.flush()
+        self.running = False
+        self._generating = False
+        self.status.update_info(changed_files=message.changed_files)
+        if self.last_exit is not None and self.last_exit.exit_reason == "cancelled":
+            self.app.push_screen(StopChoiceScreen(), self._after_stop)
+        else:
+            self.query_one(PromptInput).focus()
+
+    async def on_work_failed(self, message: WorkFailed) -> None:
+        """A worker raised: say so in the conversation and stay usable."""
+        await self.flush()
+        self.running = False
+        self._generating = False
+        self.status.update_info(state="error")
+        await self.conversation.add_notice(f"Error while {message.what}: {message.error}", "error")
+
+    # -- control -------------------------------------------------------------
+
+    def action_stop(self) -> None:
+        """Stop generation or the running tool now."""
+        if self.running:
+            self.cancel.set()
+            self.status.update_info(state="stopping")
+
+    async def _after_stop(self, answer: tuple[StopAnswer, str] | None) -> None:
+        choice, text = answer or ("end", "")
+        if choice == "continue":
+            await self.conversation.add_notice("Continuing.")
+            self.start("")
+        elif choice == "guidance":
+            self.query_one(PromptInput).remember(text)
+            await self.conversation.add_user(text)
+            self.start(text)
+        else:
+            self.status.update_info(state="ended")
+            self.query_one(PromptInput).focus()
+
+    def action_toggle_reasoning(self) -> None:
+        """Collapse or expand the reasoning blocks."""
+        conversation = self.conversation
+        conversation.set_reasoning_collapsed(not conversation.reasoning_collapsed)
+
+    def approve(self, command: str) -> bool:
+        """Ask the user about one Bash command (called from the worker; waits for the answer)."""
+        answer: Future[bool] = Future()
+
+        def done(result: bool | None) -> None:
+            answer.set_result(bool(result))
+
+        self.app.call_from_thread(self.app.push_screen, ApproveCommandScreen(command), done)
+        while not answer.done():
+            if self.cancel.wait(0.05):
+                self.app.call_from_thread(self._drop_approval)
+                return False
+        return answer.result()
+
+    def _drop_approval(self) -> None:
+        if isinstance(self.app.screen, ApproveCommandScreen):
+            self.app.screen.dismiss(False)

@@ -1,0 +1,60 @@
+"""The one-line status bar: model, backend, sandbox, context, step, speed, changes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from textual.widgets import Static
+
+
+@dataclass(frozen=True)
+class StatusInfo:
+    """Everything the status bar shows; replaced whole on each change."""
+
+    model: str = "no model"
+    quant: str = ""
+    device: str = "CPU"
+    sandbox: str = "?"
+    context_used: int = 0
+    context_budget: int = 0
+    step: int = 0
+    max_steps: int = 150
+    tokens_per_second: float = 0.0
+    changed_files: int = 0
+    state: str = "ready"
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def format_status(info: StatusInfo) -> str:
+    """The status line as Rich markup; every field always shown, in a fixed order."""
+    quant = f" {info.quant}" if info.quant else ""
+    sandbox = info.sandbox if info.sandbox != "none" else "[b $error]none (asks)[/]"
+    speed = f"{info.tokens_per_second:.1f} tok/s" if info.tokens_per_second else "- tok/s"
+    files = "1 file changed" if info.changed_files == 1 else f"{info.changed_files} files changed"
+    parts = [
+        f"[b]{info.model}{quant}[/b]",
+        info.device,
+        f"sandbox {sandbox}",
+        f"ctx {_tokens(info.context_used)}/{_tokens(info.context_budget)}",
+        f"step {info.step}/{info.max_steps}",
+        speed,
+        files,
+        f"[i]{info.state}[/i]",
+    ]
+    return " │ ".join(parts)
+
+
+class StatusBar(Static):
+    """Shows a StatusInfo; `update_info` replaces some fields and repaints."""
+
+    def __init__(self, info: StatusInfo | None = None, *, id: str | None = None) -> None:
+        self.info = info or StatusInfo()
+        super().__init__(format_status(self.info), id=id, markup=True)
+
+    def update_info(self, **changes: object) -> None:
+        """Replace the given fields (UI thread only)."""
+        self.info = replace(self.info, **changes)  # type: ignore[arg-type]
+        self.update(format_status(self.info))

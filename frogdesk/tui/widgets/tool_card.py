@@ -1,0 +1,67 @@
+"""A compact card for one tool call: tool, main argument, status, elapsed; observation on demand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Collapsible, Static
+
+from frogdesk.engine.types import ToolCall
+from frogdesk.tui.widgets.diffs import diff_syntax, edit_diff
+
+_MAIN_ARGUMENT = {
+    "Read": "file_path",
+    "Write": "file_path",
+    "Edit": "file_path",
+    "Glob": "pattern",
+    "Bash": "command",
+}
+
+
+def main_argument(call: ToolCall) -> str:
+    """The argument that says what a call does, on one line."""
+    key = _MAIN_ARGUMENT.get(call.name, "")
+    value: Any = call.arguments.get(key) if key else None
+    if value is None and call.name in {"Read", "Write", "Edit"}:
+        value = call.arguments.get("path")
+    if value is None:
+        value = next(iter(call.arguments.values()), "") if call.arguments else ""
+    text = " ".join(str(value).split())
+    return text if len(text) <= 70 else text[:69] + "…"
+
+
+def card_title(call: ToolCall, status: str, elapsed: float | None) -> str:
+    """The card's one-line title."""
+    timing = f" · {elapsed:.1f}s" if elapsed is not None else ""
+    return f"{call.name}  {main_argument(call)}  · {status}{timing}"
+
+
+class ToolCard(Collapsible):
+    """One tool call; collapsed by default, expands to its observation (and diff for edits)."""
+
+    def __init__(self, call: ToolCall, syntax_style: str) -> None:
+        children: list[Widget] = []
+        if call.name in {"Edit", "Write"}:
+            children.append(
+                Static(diff_syntax(edit_diff(call.arguments), syntax_style), classes="tool-diff")
+            )
+        self._observation_view = Static("…", classes="tool-observation", markup=False)
+        children.append(VerticalScroll(self._observation_view, classes="tool-output"))
+        super().__init__(
+            *children,
+            title=card_title(call, "running", None),
+            collapsed=True,
+            classes="tool-card -running",
+        )
+        self.call = call
+        self.observation: str | None = None
+
+    def finish(self, observation: str, elapsed: float, ok: bool) -> None:
+        """Show the result (UI thread)."""
+        self.observation = observation
+        self.title = card_title(self.call, "ok" if ok else "error", elapsed)
+        self.remove_class("-running")
+        self.add_class("-ok" if ok else "-error")
+        self._observation_view.update(observation)
