@@ -198,6 +198,8 @@ class _CallScanner:
         """What is missing when the reply ends inside this call."""
         if self.error:
             return f"{self.error}, and the reply ended before </tool_call>"
+        if self.stage is _Stage.FUNCTION and FUNCTION_OPEN in self.text:
+            return "the reply ended inside the <function=NAME> tag"
         if self.stage is _Stage.VALUE and PARAM_CLOSE in self.text[self.value_start :]:
             return f"the reply ended after the value of '{self.key}' (missing </function> and </tool_call>)"
         missing = {
@@ -380,13 +382,9 @@ class QwenXmlToolParser:
 
 def _strip_one_newline(value: str) -> str:
     """Drop the one newline the format adds on each side of a value."""
-    if value.startswith("\r\n"):
-        value = value[2:]
-    elif value.startswith("\n"):
+    if value.startswith("\n"):
         value = value[1:]
-    if value.endswith("\r\n"):
-        value = value[:-2]
-    elif value.endswith("\n"):
+    if value.endswith("\n"):
         value = value[:-1]
     return value
 
