@@ -1,0 +1,32 @@
+"""The sandbox's exceptions: one base class, one subclass per thing the user can fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class SandboxError(Exception):
+    """Something in the worktree or shell sandbox failed; the message says what and why."""
+
+
+class NotAGitRepository(SandboxError):
+    """The folder is not inside a git repository; the message offers `git init`."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} is not inside a git repository. FrogDesk works on a git repository so "
+            f"that every change can be reviewed and undone; run `git init` in {path} "
+            "(and commit what you have) to make it one."
+        )
+        self.path = path
+
+
+class BareRepository(SandboxError):
+    """The repository has no working tree, so there is nothing to snapshot or edit."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            f"{path} is a bare git repository (it has no working tree); "
+            "open a clone of it that has a checkout instead."
+        )
+        self.path = path

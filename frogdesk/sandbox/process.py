@@ -1,0 +1,172 @@
+"""Running a command's process tree: output with a deadline, and killing every descendant."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from frogdesk.sandbox.shell_types import ShellResult
+
+MAX_OUTPUT_BYTES = 8 * 1024 * 1024
+"""Output kept per stream; the rest is counted and dropped (Leaf cuts far earlier)."""
+DRAIN_SECONDS = 0.5
+"""How long to keep reading after the main process is gone (an escaped child may hold the pipe)."""
+POLL_SECONDS = 0.05
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process visible in /proc."""
+    table: dict[int, int] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                stat = fh.read()
+        except OSError:
+            continue  # exited while we looked
+        # The command name is in parentheses and may contain spaces or ')'.
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 1:
+            table[int(entry.name)] = int(fields[1])
+    return table
+
+
+def descendants(pid: int) -> list[int]:
+    """Every living process below pid, parents before children."""
+    children: dict[int, list[int]] = {}
+    for child, parent in _parents().items():
+        children.setdefault(parent, []).append(child)
+    out: list[int] = []
+    queue = list(children.get(pid, []))
+    while queue:
+        current = queue.pop(0)
+        out.append(current)
+        queue.extend(children.get(current, []))
+    return out
+
+
+def _signal(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, sig)
+
+
+def kill_tree(root: int, *, include_root: bool = True) -> None:
+    """Kill root and all its descendants, including ones that left its session (setsid).
+
+    Everything is stopped first, rescanning until no new process appears, so nothing can
+    fork away between the scan and the kill; then everything is killed at once.
+    """
+    frozen: set[int] = set()
+    if include_root:
+        _signal(root, signal.SIGSTOP)
+        frozen.add(root)
+    for _ in range(200):
+        fresh = [p for p in descendants(root) if p not in frozen]
+        if not fresh:
+            break
+        for pid in fresh:
+            _signal(pid, signal.SIGSTOP)
+        frozen.update(fresh)
+    for pid in frozen:
+        _signal(pid, signal.SIGKILL)
+    for pid in frozen:
+        _signal(pid, signal.SIGCONT)  # a stopped process dies only once it runs again
+
+
+def _decode(chunks: list[bytes], dropped: int) -> str:
+    text = b"".join(chunks).decode("utf-8", errors="replace")
+    if dropped:
+        text += f"\n[{dropped} more bytes of output dropped]"
+    return text
+
+
+def run_process_tree(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> ShellResult:
+    """Run argv in a new session; on timeout or cancel kill its whole tree; never hang on a pipe."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=str(cwd),
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    buffers: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
+    sizes = dict.fromkeys(buffers, 0)
+    dropped = dict.fromkeys(buffers, 0)
+    selector = selectors.DefaultSelector()
+    for stream in (proc.stdout, proc.stderr):
+        os.set_blocking(stream.fileno(), False)
+        selector.register(stream.fileno(), selectors.EVENT_READ)
+    timed_out = cancelled = False
+    deadline = started + max(timeout, 0.0)
+    drain_until: float | None = None
+    try:
+        while selector.get_map():
+            now = time.monotonic()
+            if drain_until is None:
+                if proc.poll() is not None:
+                    drain_until = now + DRAIN_SECONDS
+                elif cancel is not None and cancel.is_set():
+                    cancelled = True
+                elif now >= deadline:
+                    timed_out = True
+                if timed_out or cancelled:
+                    kill_tree(proc.pid)
+                    proc.wait()
+                    drain_until = time.monotonic() + DRAIN_SECONDS
+            elif now >= drain_until:
+                break
+            for key, _ in selector.select(POLL_SECONDS):
+                fd = int(key.fd)
+                try:
+                    data = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not data:
+                    selector.unregister(fd)
+                    continue
+                room = MAX_OUTPUT_BYTES - sizes[fd]
+                buffers[fd].append(data[:room])
+                sizes[fd] += min(len(data), max(room, 0))
+                dropped[fd] += max(len(data) - max(room, 0), 0)
+    finally:
+        selector.close()
+        if proc.returncode is None:
+            kill_tree(proc.pid)
+        # Whatever is left in the main process's group goes too (backgrounded jobs).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    exit_code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
+    if timed_out or cancelled:
+        exit_code = -1
+    keys = list(buffers)
+    return ShellResult(
+        exit_code=exit_code,
+        stdout=_decode(buffers[keys[0]], dropped[keys[0]]),
+        stderr=_decode(buffers[keys[1]], dropped[keys[1]]),
+        timed_out=timed_out,
+        cancelled=cancelled,
+        elapsed=time.monotonic() - started,
+    )

