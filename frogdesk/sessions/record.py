@@ -33,6 +33,8 @@ class SessionRecord:
     settings: dict[str, Any] = field(default_factory=dict)
     """The Settings values the session runs with (budgets, sampling, sandbox)."""
     sandbox_level: str = ""
+    pid: int = 0
+    """Process id of the run in progress (0 when none); a dead pid means it was interrupted."""
 
     def to_json(self) -> str:
         """Serialize as pretty JSON."""

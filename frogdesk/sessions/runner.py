@@ -1,0 +1,305 @@
+"""Running a session: worktree, backend, shell, the Leaf loop and its transcript, start or resume.
+
+The CLI (`frogdesk run`, `frogdesk sessions resume`) and the TUI both drive sessions
+through this module, so the agent logic lives here once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from frogdesk.config import Settings
+from frogdesk.engine.types import Backend, Message, ToolSchema
+from frogdesk.leaf.events import LoopEvent
+from frogdesk.leaf.loop import LoopConfig, run_loop
+from frogdesk.leaf.records import LoopResult, StepRecord
+from frogdesk.leaf.runner import ToolRunner
+from frogdesk.leaf.schemas import system_prompt, tool_schemas
+from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
+from frogdesk.paths import AppPaths
+from frogdesk.sandbox.shell_types import Shell
+from frogdesk.sandbox.worktree import Worktree, create_worktree, discard_worktree, load_worktree
+from frogdesk.sessions.patch import worktree_diff
+from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.store import SessionStore, Transcript, new_session_id
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """What the user asked for: a task on a repository, with a backend and its model source."""
+
+    task: str
+    repo: Path
+    backend: str = "llama"
+    """`llama`, `openai` or `script`."""
+    model: str = ""
+    """Model spec or .gguf path (llama), model name (openai)."""
+    endpoint: str = ""
+    script: str = ""
+
+
+@dataclass(frozen=True)
+class ShellPick:
+    """The shell a session got, its level and why (shown to the user)."""
+
+    shell: Shell
+    level: str
+    reason: str = ""
+
+
+class BackendFactory(Protocol):
+    """Builds the backend of a session from its record and settings."""
+
+    def __call__(self, record: SessionRecord, settings: Settings) -> Backend:
+        """A ready backend."""
+        ...
+
+
+ShellFactory = Callable[[str, Worktree, Settings], ShellPick]
+"""Builds the shell of a session: (requested sandbox, worktree, settings) -> ShellPick."""
+
+
+def default_backend(record: SessionRecord, settings: Settings) -> Backend:
+    """The engine's backend for a record: a .gguf path or model spec, an endpoint, or a script."""
+    from frogdesk.engine.backends import make_backend
+
+    settings = dataclasses.replace(settings, backend=record.backend)
+    if record.backend == "script":
+        return make_backend(settings, script=Path(record.model))
+    if record.backend == "openai":
+        return make_backend(settings, endpoint=record.settings.get("openai_endpoint") or None)
+    return make_backend(settings, model_path=resolve_model_path(record.model, settings))
+
+
+def resolve_model_path(spec: str, settings: Settings) -> Path:
+    """A local .gguf path as is; anything else through the model resolver."""
+    if spec.endswith(".gguf") and Path(spec).expanduser().is_file():
+        return Path(spec).expanduser().resolve()
+    from frogdesk.models.resolve import resolve_local
+
+    return resolve_local(spec or settings.model, settings)
+
+
+def default_shell(requested: str, worktree: Worktree, settings: Settings) -> ShellPick:
+    """The sandbox's choice of shell for the worktree."""
+    from frogdesk.sandbox.select import choose_shell
+
+    choice = choose_shell(requested, worktree=worktree, visible_ignored=settings.visible_ignored)
+    return ShellPick(choice.shell, str(choice.level), choice.reason)
+
+
+@dataclass
+class ActiveSession:
+    """A session ready to run: its record, worktree, backend, shell and the transcript so far."""
+
+    record: SessionRecord
+    worktree: Worktree
+    backend: Backend
+    shell: ShellPick
+    settings: Settings
+    tools: list[ToolSchema]
+    transcript: Transcript
+
+    @property
+    def finished(self) -> bool:
+        """True when the transcript already ends with a final answer."""
+        steps = self.transcript.steps
+        return bool(steps) and not steps[-1].assistant.tool_calls and not steps[-1].observations
+
+    def close(self) -> None:
+        """Free the backend."""
+        self.backend.close()
+
+
+@dataclass(frozen=True)
+class SessionOutcome:
+    """A finished run: the loop's result, the patch, the changed files and the trajectory."""
+
+    record: SessionRecord
+    result: LoopResult
+    patch: str
+    files_changed: list[str]
+    trajectory: dict[str, Any] = field(default_factory=dict)
+
+
+def _settings_from(record: SessionRecord, fallback: Settings) -> Settings:
+    known = {f.name for f in dataclasses.fields(Settings)}
+    values = {k: v for k, v in record.settings.items() if k in known}
+    return dataclasses.replace(fallback, **values)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def shown_status(record: SessionRecord) -> str:
+    """The status to show: a `running` session whose process is gone was interrupted."""
+    if record.status == "running" and not _pid_alive(record.pid):
+        return "interrupted"
+    return record.status
+
+
+class SessionService:
+    """Creates, resumes, runs and discards sessions in one AppPaths home."""
+
+    def __init__(
+        self,
+        paths: AppPaths,
+        settings: Settings,
+        *,
+        backend_factory: BackendFactory = default_backend,
+        shell_factory: ShellFactory = default_shell,
+    ) -> None:
+        self.paths = paths
+        self.settings = settings
+        self.store = SessionStore(paths.sessions_dir)
+        self.backend_factory = backend_factory
+        self.shell_factory = shell_factory
+
+    def start(self, spec: SessionSpec) -> ActiveSession:
+        """Make the worktree and the session record, build backend and shell, write the opening."""
+        session_id = new_session_id()
+        worktree = create_worktree(spec.repo, self.paths.worktrees_dir, session_id)
+        model = spec.script if spec.backend == "script" else spec.model or self.settings.model
+        settings_data = dataclasses.asdict(self.settings)
+        if spec.endpoint:
+            settings_data["openai_endpoint"] = spec.endpoint
+        record = SessionRecord(
+            id=session_id,
+            repo=str(worktree.repo_root),
+            worktree=str(worktree.path),
+            base_commit=worktree.base_commit,
+            task=spec.task,
+            model=str(Path(model).resolve()) if spec.backend == "script" else model,
+            backend=spec.backend,
+            settings=settings_data,
+        )
+        try:
+            self.store.create(record)
+            shell = self.shell_factory(self.settings.sandbox, worktree, self.settings)
+            record.sandbox_level = shell.level
+            backend = self.backend_factory(record, self.settings)
+        except BaseException:
+            record.status = "discarded"
+            if self.store.session_dir(session_id).is_dir():
+                self.store.update(record)
+            discard_worktree(worktree)
+            raise
+        opening = [
+            Message(
+                "system",
+                system_prompt(
+                    worktree.path, project_instructions=self.settings.project_instructions
+                ),
+            ),
+            Message("user", spec.task),
+        ]
+        for message in opening:
+            self.store.append_message(record.id, message)
+        self.store.update(record)
+        return ActiveSession(
+            record, worktree, backend, shell, self.settings, tool_schemas(), Transcript(opening)
+        )
+
+    def open(self, session_id: str) -> ActiveSession:
+        """Reopen a stored session to resume it from its transcript."""
+        record = self.store.get(session_id)
+        if record.status == "discarded":
+            raise ValueError(f"session {record.id} was discarded")
+        self.store.repair_transcript(record.id)
+        transcript = self.store.read_transcript(record.id)
+        worktree = load_worktree(Path(record.worktree).parent, Path(record.worktree).name)
+        settings = _settings_from(record, self.settings)
+        shell = self.shell_factory(settings.sandbox, worktree, settings)
+        backend = self.backend_factory(record, settings)
+        return ActiveSession(record, worktree, backend, shell, settings, tool_schemas(), transcript)
+
+    def run(
+        self,
+        active: ActiveSession,
+        *,
+        cancel: threading.Event | None = None,
+        on_event: Callable[[LoopEvent], None] | None = None,
+    ) -> SessionOutcome:
+        """Run (or continue) the loop; every finished step is on disk before the next starts."""
+        record = active.record
+        record.status = "running"
+        record.pid = os.getpid()
+        self.store.update(record)
+        messages = active.transcript.conversation()
+
+        def persist(step: StepRecord) -> None:
+            self.store.append_step(record.id, step)
+            record.n_steps = step.step + 1
+            self.store.update(record)
+
+        runner = ToolRunner(active.worktree.path, active.shell.shell)
+        result = run_loop(
+            active.backend,
+            active.tools,
+            runner,
+            LoopConfig.from_settings(active.settings),
+            messages,
+            cancel=cancel,
+            on_event=on_event,
+            on_step=persist,
+            prior_steps=active.transcript.steps,
+        )
+        self.store.append_end(
+            record.id,
+            {"exit_reason": result.exit_reason, "error": result.error, "n_steps": result.n_steps},
+        )
+        diff = worktree_diff(active.worktree.path, active.worktree.base_commit)
+        record.status = "interrupted" if result.exit_reason == "cancelled" else "finished"
+        record.exit_reason = result.exit_reason
+        record.n_steps = result.n_steps
+        record.pid = 0
+        self.store.update(record)
+        info = active.backend.info
+        trajectory = build_trajectory(
+            result,
+            trajectory_id=record.id,
+            instance_id=record.repo,
+            seed=0,
+            tools=active.tools,
+            output_patch=diff.patch,
+            extras=TrajectoryExtras(
+                session_id=record.id,
+                model_file=info.model,
+                quant=info.quant,
+                backend=info.kind,
+                sandbox_level=active.shell.level,
+                base_commit=record.base_commit,
+                extra={"sampling_seed": active.settings.seed, "task": record.task},
+            ),
+        )
+        return SessionOutcome(record, result, diff.patch, diff.files, trajectory)
+
+    def discard(self, session_id: str) -> SessionRecord:
+        """Remove the session's worktree and mark it discarded (its transcript stays)."""
+        record = self.store.get(session_id)
+        worktree_path = Path(record.worktree)
+        try:
+            worktree = load_worktree(worktree_path.parent, worktree_path.name)
+        except Exception:
+            worktree = None
+        if worktree is not None:
+            discard_worktree(worktree)
+        record.status = "discarded"
+        record.pid = 0
+        self.store.update(record)
+        return record
