@@ -1,0 +1,106 @@
+"""Per-hunk review decisions (approve, reject, edit), persisted as JSON in the session folder."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from frogdesk.review.model import SessionDiff, split_lines
+
+Decision = Literal["pending", "approved", "rejected"]
+DECISIONS_FILE = "decisions.json"
+
+
+@dataclass
+class HunkDecisions:
+    """The user's decision for each hunk id, edited new texts, and a comment for the model."""
+
+    hunks: dict[str, Decision] = field(default_factory=dict)
+    edits: dict[str, str] = field(default_factory=dict)
+    """Hunk id -> the hunk's new side as the user rewrote it (context lines included)."""
+    comment: str = ""
+
+    def decision(self, hunk_id: str) -> Decision:
+        """The decision for one hunk; pending until the user says."""
+        return self.hunks.get(hunk_id, "pending")
+
+    def decide(self, ids: Iterable[str], decision: Decision) -> None:
+        """Record the same decision for several hunks."""
+        for hunk_id in ids:
+            self.hunks[hunk_id] = decision
+
+    def decide_file(self, diff: SessionDiff, path: str, decision: Decision) -> None:
+        """Decide every hunk of one file (by its new or old path)."""
+        change = diff.find_file(path)
+        if change is None:
+            raise KeyError(path)
+        self.decide((h.id for h in change.hunks), decision)
+
+    def decide_all(self, diff: SessionDiff, decision: Decision) -> None:
+        """Decide every hunk of the diff."""
+        self.decide(diff.hunk_ids(), decision)
+
+    def edit(self, diff: SessionDiff, hunk_id: str, new_text: str) -> None:
+        """Replace a text hunk's new side with new_text and approve it."""
+        found = diff.find_hunk(hunk_id)
+        if found is None:
+            raise KeyError(hunk_id)
+        if found[1].kind != "text":
+            raise ValueError(f"hunk {hunk_id} is a whole-file change and has no text to edit")
+        self.edits[hunk_id] = new_text
+        self.hunks[hunk_id] = "approved"
+
+    def ids(self, diff: SessionDiff, decision: Decision) -> set[str]:
+        """The ids of the diff's hunks with this decision."""
+        return {h for h in diff.hunk_ids() if self.decision(h) == decision}
+
+    def edited_lines(self, diff: SessionDiff) -> dict[str, tuple[bytes, ...]]:
+        """The edits as new-side lines, for the diff's hunks that have one."""
+        out: dict[str, tuple[bytes, ...]] = {}
+        for _, hunk in diff.hunks():
+            text = self.edits.get(hunk.id)
+            if text is None:
+                continue
+            data = text.encode("utf-8", "surrogateescape")
+            ends_open = bool(hunk.new_lines) and not hunk.new_lines[-1].endswith(b"\n")
+            if data and not data.endswith(b"\n") and not ends_open:
+                data += b"\n"  # the hunk sits before more lines; keep them on their own line
+            out[hunk.id] = tuple(split_lines(data))
+        return out
+
+    def to_json(self) -> str:
+        """Serialize as JSON."""
+        payload = {"hunks": self.hunks, "edits": self.edits, "comment": self.comment}
+        return json.dumps(payload, indent=2, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> HunkDecisions:
+        """Parse decisions written by to_json; unknown values count as pending."""
+        data = json.loads(text)
+        hunks: dict[str, Decision] = {}
+        for key, value in dict(data.get("hunks", {})).items():
+            if value in ("approved", "rejected"):
+                hunks[str(key)] = value
+        edits = {str(k): str(v) for k, v in dict(data.get("edits", {})).items()}
+        return cls(hunks=hunks, edits=edits, comment=str(data.get("comment", "")))
+
+
+def load_decisions(session_dir: Path) -> HunkDecisions:
+    """The session's decisions, or none yet."""
+    path = session_dir / DECISIONS_FILE
+    if not path.is_file():
+        return HunkDecisions()
+    return HunkDecisions.from_json(path.read_text(encoding="utf-8"))
+
+
+def save_decisions(session_dir: Path, decisions: HunkDecisions) -> None:
+    """Write the decisions atomically."""
+    session_dir.mkdir(parents=True, exist_ok=True)
+    path = session_dir / DECISIONS_FILE
+    tmp = path.with_name(DECISIONS_FILE + ".tmp")
+    tmp.write_text(decisions.to_json(), encoding="utf-8")
+    os.replace(tmp, path)

@@ -1,0 +1,173 @@
+"""Safe, atomic file operations inside the user's repository: no `.git`, no escape, no half-writes."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from frogdesk.review.model import SYMLINK_MODE
+from frogdesk.review.target import FileState
+
+
+class UnsafePath(Exception):
+    """A path that apply and undo must never write: outside the repo, in `.git`, or via a symlink."""
+
+
+def check_path(root: Path, rel: str) -> Path:
+    """The absolute path for rel inside root; raise UnsafePath where writing it could escape."""
+    pure = PurePosixPath(rel)
+    if not rel or pure.is_absolute() or any(part in ("..", ".", "") for part in pure.parts):
+        raise UnsafePath(f"{rel!r} is not a plain path inside the repository")
+    if any(part.lower() == ".git" for part in pure.parts):
+        raise UnsafePath(f"{rel}: files inside .git are never written")
+    here = root
+    for part in pure.parts[:-1]:
+        here = here / part
+        if here.is_symlink():
+            raise UnsafePath(
+                f"{rel}: {here.relative_to(root)} is a symlink; nothing is written through it"
+            )
+        if here.exists() and not here.is_dir():
+            raise UnsafePath(f"{rel}: {here.relative_to(root)} is not a directory")
+    return root / pure
+
+
+def read_state(root: Path, rel: str) -> FileState | None:
+    """The current state of rel (None: absent); a symlink is its target, never followed."""
+    path = check_path(root, rel)
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return FileState(os.fsencode(os.readlink(path)), SYMLINK_MODE)
+    if not stat.S_ISREG(info.st_mode):
+        raise UnsafePath(f"{rel}: a directory or special file is in the way")
+    mode = "100755" if info.st_mode & stat.S_IXUSR else "100644"
+    return FileState(path.read_bytes(), mode)
+
+
+@dataclass
+class WriteReport:
+    """What an atomic write changed on disk, besides the files themselves."""
+
+    created_dirs: list[str] = field(default_factory=list)
+    removed_dirs: list[str] = field(default_factory=list)
+
+
+def _stage(path: Path, state: FileState) -> Path:
+    """Write state to a fresh temporary sibling of path, verified, and return the temp path."""
+    tmp = path.with_name(f".{path.name}.frogdesk-{secrets.token_hex(6)}")
+    if state.mode == SYMLINK_MODE:
+        os.symlink(os.fsdecode(state.content), tmp)
+        if os.fsencode(os.readlink(tmp)) != state.content:
+            raise OSError(f"verification failed for {path}")
+        return tmp
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(state.content)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, _file_mode(path, state.mode))
+        if tmp.read_bytes() != state.content:
+            raise OSError(f"verification failed for {path}")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _file_mode(path: Path, mode: str) -> int:
+    """Permission bits: keep the existing file's, adjusting the executable bits to the git mode."""
+    try:
+        current = stat.S_IMODE(path.lstat().st_mode) if not path.is_symlink() else 0o644
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        current = 0o666 & ~umask
+    if mode == "100755":
+        return current | ((current & 0o444) >> 2) | stat.S_IXUSR
+    return current & ~0o111
+
+
+def _ensure_dirs(root: Path, rel: str, report: WriteReport) -> None:
+    parts = PurePosixPath(rel).parts[:-1]
+    here = root
+    for i, part in enumerate(parts):
+        here = here / part
+        if not here.exists():
+            here.mkdir()
+            report.created_dirs.append("/".join(parts[: i + 1]))
+
+
+def _prune_dirs(root: Path, rel: str, report: WriteReport) -> None:
+    """Remove directories a deletion left empty, as git does."""
+    parent = (root / rel).parent
+    while parent != root:
+        try:
+            parent.rmdir()
+        except OSError:
+            return
+        report.removed_dirs.append(parent.relative_to(root).as_posix())
+        parent = parent.parent
+
+
+def write_states(
+    root: Path, writes: Mapping[str, FileState | None], expected: Mapping[str, FileState | None]
+) -> WriteReport:
+    """Bring every path to its state (None: delete), all or nothing.
+
+    Each path's current state must still equal `expected` (the state the plan was made
+    against); new contents are staged and verified in temporary files first, then moved in
+    place with os.replace; if anything fails, every path already changed is put back.
+    """
+    report = WriteReport()
+    for rel in writes:
+        if read_state(root, rel) != expected.get(rel):
+            raise UnsafePath(
+                f"{rel} changed while the apply was being prepared; nothing was written"
+            )
+    staged: dict[str, Path] = {}
+    done: list[str] = []
+    try:
+        for rel, state in writes.items():
+            if state is not None:
+                _ensure_dirs(root, rel, report)
+                staged[rel] = _stage(check_path(root, rel), state)
+        for rel, state in writes.items():
+            path = check_path(root, rel)
+            if state is None:
+                if expected.get(rel) is not None:
+                    path.unlink()
+            else:
+                os.replace(staged.pop(rel), path)
+            done.append(rel)
+    except BaseException:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        _roll_back(root, done, expected)
+        for rel in reversed(report.created_dirs):
+            with contextlib.suppress(OSError):
+                (root / rel).rmdir()
+        raise
+    for rel, state in writes.items():
+        if state is None:
+            _prune_dirs(root, rel, report)
+    return report
+
+
+def _roll_back(root: Path, done: list[str], expected: Mapping[str, FileState | None]) -> None:
+    """Put back the paths already changed by a failed write_states."""
+    for rel in reversed(done):
+        path = root / rel
+        prior = expected.get(rel)
+        if prior is None:
+            path.unlink(missing_ok=True)
+        else:
+            os.replace(_stage(path, prior), path)
