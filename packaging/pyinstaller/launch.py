@@ -1,0 +1,5 @@
+"""Entry point of the standalone build."""
+
+from frogdesk.cli import main
+
+raise SystemExit(main())
