@@ -1,0 +1,221 @@
+"""GGUF metadata without loading the weights: architecture, sizes, attention and recurrent dims."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from frogdesk.models.errors import ModelError
+from frogdesk.models.spec import parse_filename
+
+_LAYER_RE = re.compile(r"^blk\.(\d+)\.")
+
+
+@dataclass(frozen=True)
+class GgufInfo:
+    """What a GGUF file says about itself (read from the header and tensor table only)."""
+
+    path: Path
+    parts: tuple[Path, ...]
+    architecture: str
+    name: str
+    file_type: str
+    """llama.cpp's file type name, e.g. Q4_K_M, or the file name's quant when absent."""
+    parameters: int
+    file_bytes: int
+    tensor_bytes: int
+    context_length: int
+    block_count: int
+    embedding_length: int
+    feed_forward_length: int
+    vocab_size: int
+    head_count: int
+    head_count_kv: int
+    key_length: int
+    value_length: int
+    full_attention_layers: int
+    """Layers with a KV cache (all of them for a plain transformer)."""
+    full_attention_interval: int
+    """1 for a plain transformer; 4 for FrogNano (3 DeltaNet layers per attention layer)."""
+    recurrent_layers: int
+    ssm_conv_kernel: int
+    ssm_inner_size: int
+    ssm_state_size: int
+    ssm_group_count: int
+    ssm_time_step_rank: int
+    nextn_layers: int
+    """Multi-token-prediction draft layers kept in the file."""
+    chat_template: bool
+    license: str
+    is_mmproj: bool
+    layer_bytes: tuple[int, ...]
+    """Tensor bytes of each repeating layer (blk.N), for the offload plan."""
+    sampling: dict[str, Any] = field(default_factory=dict)
+    """The file's general.sampling.* defaults (temp, top_k, top_p, ...)."""
+
+    @property
+    def bits_per_weight(self) -> float:
+        """Measured bits per weight of the tensors."""
+        return self.tensor_bytes * 8 / self.parameters if self.parameters else 0.0
+
+    @property
+    def kv_bytes_per_token_f16(self) -> int:
+        """KV cache bytes per token in f16 over the full-attention layers."""
+        return (
+            self.full_attention_layers
+            * self.head_count_kv
+            * (self.key_length + self.value_length)
+            * 2
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view."""
+        out = {k: v for k, v in self.__dict__.items() if k not in {"path", "parts", "layer_bytes"}}
+        out["path"] = str(self.path)
+        out["parts"] = [str(p) for p in self.parts]
+        out["bits_per_weight"] = round(self.bits_per_weight, 3)
+        out["kv_bytes_per_token_f16"] = self.kv_bytes_per_token_f16
+        return out
+
+
+def _value(reader: Any, key: str, default: Any = None) -> Any:
+    fieldobj = reader.fields.get(key)
+    if fieldobj is None:
+        return default
+    return fieldobj.contents()
+
+
+def _scalar(value: Any, default: int = 0) -> int:
+    """An int from a scalar or a per-layer array (the largest entry)."""
+    if value is None:
+        return default
+    if isinstance(value, list):
+        return max((int(v) for v in value), default=default)
+    return int(value)
+
+
+def split_parts(path: Path) -> tuple[Path, ...]:
+    """All parts of a split GGUF given any one of them (just the file when it is not split)."""
+    parsed = parse_filename(path.name)
+    if parsed is None or parsed.split_count == 1:
+        return (path,)
+    base = path.name[: -len("-00001-of-00001.gguf")]
+    count = parsed.split_count
+    return tuple(path.with_name(f"{base}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1))
+
+
+def _file_type_name(code: int | None, path: Path) -> str:
+    if code is not None:
+        try:
+            from gguf import LlamaFileType
+
+            return str(LlamaFileType(code).name).removeprefix("MOSTLY_").removeprefix("ALL_")
+        except ValueError:
+            pass
+    parsed = parse_filename(path.name)
+    return (parsed.quant or "unknown") if parsed else "unknown"
+
+
+def _open(path: Path) -> Any:
+    from gguf import GGUFReader
+
+    try:
+        return GGUFReader(path)
+    except FileNotFoundError:
+        raise ModelError(f"{path}: no such file") from None
+    except (ValueError, OSError, IndexError, KeyError) as exc:
+        raise ModelError(
+            f"{path}: not a readable GGUF file ({exc}); it may be truncated or corrupt"
+        ) from None
+
+
+def inspect_gguf(path: Path) -> GgufInfo:
+    """Read a GGUF's metadata and tensor table (every split part) without loading weights."""
+    parts = split_parts(path)
+    missing = [p for p in parts if not p.is_file()]
+    if missing:
+        raise ModelError(f"{path}: split part missing: {missing[0].name}")
+    reader = _open(parts[0])
+    arch = str(_value(reader, "general.architecture", ""))
+    if not arch:
+        raise ModelError(f"{path}: GGUF header has no general.architecture")
+
+    def key(name: str, default: Any = None) -> Any:
+        return _value(reader, f"{arch}.{name}", default)
+
+    parameters = 0
+    tensor_bytes = 0
+    layers: dict[int, int] = {}
+    for index, part in enumerate(parts):
+        part_reader = reader if index == 0 else _open(part)
+        for tensor in part_reader.tensors:
+            parameters += int(tensor.n_elements)
+            tensor_bytes += int(tensor.n_bytes)
+            match = _LAYER_RE.match(tensor.name)
+            if match:
+                layer = int(match.group(1))
+                layers[layer] = layers.get(layer, 0) + int(tensor.n_bytes)
+
+    block_count = _scalar(key("block_count"))
+    embedding = _scalar(key("embedding_length"))
+    head_count = _scalar(key("attention.head_count"))
+    kv_raw = key("attention.head_count_kv")
+    head_count_kv = _scalar(kv_raw, head_count)
+    head_dim = embedding // head_count if head_count else 0
+    interval = _scalar(key("full_attention_interval"), 0)
+    conv_kernel = _scalar(key("ssm.conv_kernel"))
+    nextn = _scalar(key("nextn_predict_layers"))
+    main_layers = block_count - nextn
+    if isinstance(kv_raw, list):
+        full_attention = sum(1 for v in kv_raw[:main_layers] if int(v) > 0)
+    elif interval > 0:
+        full_attention = sum(1 for i in range(main_layers) if (i + 1) % interval == 0)
+    elif conv_kernel > 0:
+        full_attention = 0
+    else:
+        full_attention = main_layers
+    vocab = _scalar(key("vocab_size"), 0)
+    if not vocab:
+        tokens = reader.fields.get("tokenizer.ggml.tokens")
+        vocab = len(tokens.data) if tokens is not None else 0
+    general_type = str(_value(reader, "general.type", ""))
+    sampling = {
+        k.removeprefix("general.sampling."): _value(reader, k)
+        for k in reader.fields
+        if k.startswith("general.sampling.")
+    }
+    return GgufInfo(
+        path=parts[0],
+        parts=parts,
+        architecture=arch,
+        name=str(_value(reader, "general.name", "")),
+        file_type=_file_type_name(_value(reader, "general.file_type"), parts[0]),
+        parameters=parameters,
+        file_bytes=sum(p.stat().st_size for p in parts),
+        tensor_bytes=tensor_bytes,
+        context_length=_scalar(key("context_length")),
+        block_count=block_count,
+        embedding_length=embedding,
+        feed_forward_length=_scalar(key("feed_forward_length")),
+        vocab_size=vocab,
+        head_count=head_count,
+        head_count_kv=head_count_kv,
+        key_length=_scalar(key("attention.key_length"), head_dim),
+        value_length=_scalar(key("attention.value_length"), head_dim),
+        full_attention_layers=full_attention,
+        full_attention_interval=interval or 1,
+        recurrent_layers=(main_layers - full_attention) if conv_kernel > 0 else 0,
+        ssm_conv_kernel=conv_kernel,
+        ssm_inner_size=_scalar(key("ssm.inner_size")),
+        ssm_state_size=_scalar(key("ssm.state_size")),
+        ssm_group_count=_scalar(key("ssm.group_count")),
+        ssm_time_step_rank=_scalar(key("ssm.time_step_rank")),
+        nextn_layers=nextn,
+        chat_template="tokenizer.chat_template" in reader.fields,
+        license=str(_value(reader, "general.license", "")),
+        is_mmproj=general_type == "mmproj" or arch == "clip",
+        layer_bytes=tuple(layers.get(i, 0) for i in range(block_count)),
+        sampling=sampling,
+    )

@@ -1,0 +1,177 @@
+"""Memory estimate of a model at a context size, the GPU-offload plan, and the largest context that fits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from frogdesk.models.inspect import GgufInfo
+from frogdesk.models.system_memory import MemoryAvailable
+
+KV_TYPE_BYTES = {"f16": 2.0, "bf16": 2.0, "f32": 4.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
+"""Bytes per KV-cache element for each cache type llama.cpp accepts."""
+CONTEXT_PAD = 256
+"""llama.cpp rounds the context up to a multiple of this."""
+HEADROOM = 0.9
+"""Share of free memory a plan may use; the rest is left to the system and other programs."""
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Bytes llama.cpp will allocate for one model at one context size (one sequence)."""
+
+    context: int
+    weights: int
+    kv_cache: int
+    recurrent_state: int
+    compute: int
+    output: int
+
+    @property
+    def total(self) -> int:
+        """Everything together."""
+        return self.weights + self.kv_cache + self.recurrent_state + self.compute + self.output
+
+
+def _padded(context: int) -> int:
+    return max(CONTEXT_PAD, -(-context // CONTEXT_PAD) * CONTEXT_PAD)
+
+
+def recurrent_state_bytes(info: GgufInfo, sequences: int = 1) -> int:
+    """Conv and SSM state of the recurrent (DeltaNet/Mamba) layers, in f32 as llama.cpp keeps it."""
+    if info.recurrent_layers == 0:
+        return 0
+    conv = max(info.ssm_conv_kernel - 1, 0) * (
+        info.ssm_inner_size + 2 * info.ssm_group_count * info.ssm_state_size
+    )
+    state = info.ssm_state_size * info.ssm_inner_size
+    return info.recurrent_layers * (conv + state) * 4 * sequences
+
+
+def compute_bytes(info: GgufInfo, context: int, ubatch: int = 512, flash_attn: bool = False) -> int:
+    """Scratch memory of one batch: the largest of the logits, attention and recurrent steps.
+
+    Without flash attention an attention layer holds the KQ matrix and its mask
+    (context x batch per head, f32), which grows with the context.
+    """
+    embd = info.embedding_length
+    logits = ubatch * 4 * (info.vocab_size + 2 * embd)
+    attention = ubatch * 4 * (4 * embd + 2 * info.feed_forward_length)
+    if info.full_attention_layers and not flash_attn:
+        attention += ubatch * 4 * _padded(context) * (info.head_count + 1)
+    recurrent = 0
+    if info.recurrent_layers:
+        # the chunked delta rule keeps a few chunk x batch matrices per head
+        recurrent = ubatch * 4 * (4 * embd + 6 * 64 * max(info.ssm_time_step_rank, 1))
+    return max(logits, attention, recurrent)
+
+
+def estimate(
+    info: GgufInfo,
+    context: int,
+    kv_type: str = "f16",
+    ubatch: int = 512,
+    flash_attn: bool = False,
+) -> Estimate:
+    """Weights + KV cache of the full-attention layers + recurrent state + compute + output buffers."""
+    ctx = _padded(min(context, info.context_length) if info.context_length else context)
+    per_elem = KV_TYPE_BYTES.get(kv_type)
+    if per_elem is None:
+        raise ValueError(
+            f"unknown KV cache type {kv_type!r}; use one of {', '.join(KV_TYPE_BYTES)}"
+        )
+    kv_per_token = (
+        info.full_attention_layers * info.head_count_kv * (info.key_length + info.value_length)
+    )
+    return Estimate(
+        context=ctx,
+        weights=info.tensor_bytes,
+        kv_cache=int(kv_per_token * per_elem * ctx),
+        recurrent_state=recurrent_state_bytes(info),
+        compute=compute_bytes(info, ctx, ubatch, flash_attn),
+        output=info.vocab_size * 4,
+    )
+
+
+Offload = Literal["all", "some", "none"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where the model goes on this machine and whether it fits."""
+
+    estimate: Estimate
+    offload: Offload
+    gpu_layers: int
+    fits: bool
+    ram_needed: int
+    vram_needed: int
+    note: str
+
+    @property
+    def verdict(self) -> str:
+        """One word for a table column."""
+        if not self.fits:
+            return "no"
+        return {"all": "GPU", "some": f"GPU {self.gpu_layers}L", "none": "CPU"}[self.offload]
+
+
+def plan(
+    info: GgufInfo,
+    context: int,
+    memory: MemoryAvailable,
+    kv_type: str = "f16",
+    flash_attn: bool = False,
+) -> Plan:
+    """Offload all layers, some, or none, given free VRAM and RAM, at this context size."""
+    est = estimate(info, context, kv_type, flash_attn=flash_attn)
+    ram_budget = int(memory.ram_free * HEADROOM)
+    layers = max(len(info.layer_bytes), 1)
+    if memory.has_gpu and memory.vram_free is not None:
+        vram_budget = int(memory.vram_free * HEADROOM)
+        if est.total <= vram_budget:
+            return Plan(est, "all", layers, True, 0, est.total, "everything on the GPU")
+        per_layer_state = (est.kv_cache + est.recurrent_state) // layers
+        fixed = est.compute + est.output
+        room = vram_budget - fixed
+        count = 0
+        used = 0
+        for layer_bytes in info.layer_bytes:
+            step = layer_bytes + per_layer_state
+            if used + step > room:
+                break
+            used += step
+            count += 1
+        if count > 0:
+            ram_needed = est.total - used - fixed
+            fits = ram_needed <= ram_budget
+            note = f"{count} of {layers} layers on the GPU, the rest on the CPU"
+            return Plan(est, "some", count, fits, ram_needed, used + fixed, note)
+    fits = est.total <= ram_budget
+    note = (
+        "CPU only"
+        if fits
+        else (f"needs {est.total / 2**30:.2f} GiB, {memory.ram_free / 2**30:.2f} GiB of RAM free")
+    )
+    return Plan(est, "none", 0, fits, est.total, 0, note)
+
+
+def largest_context(
+    info: GgufInfo,
+    memory: MemoryAvailable,
+    kv_type: str = "f16",
+    flash_attn: bool = False,
+    ceiling: int = 0,
+) -> int:
+    """The largest context (a multiple of 256, at most the model's own) whose plan fits; 0 if none."""
+    top = info.context_length or 262144
+    if ceiling:
+        top = min(top, ceiling)
+    low, high = 0, top // CONTEXT_PAD
+    while low < high:
+        mid = (low + high + 1) // 2
+        if plan(info, mid * CONTEXT_PAD, memory, kv_type, flash_attn).fits:
+            low = mid
+        else:
+            high = mid - 1
+    return low * CONTEXT_PAD

@@ -1,0 +1,60 @@
+"""From a model spec to a GGUF file on disk, or a clear error saying how to get it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from frogdesk.config import Settings
+from frogdesk.models.errors import ModelError
+from frogdesk.models.local import LocalModel, all_local, is_gguf
+from frogdesk.models.spec import ModelGroup, ModelSpec, parse_spec, pick_group
+from frogdesk.paths import AppPaths
+
+
+def find_local(
+    spec: ModelSpec, models_dir: Path, hf_cache: Path | None = None
+) -> LocalModel | None:
+    """The on-disk model a repo spec names (FrogDesk's dir first, then the HF cache), or None."""
+    candidates = [m for m in all_local(models_dir, hf_cache) if m.repo == spec.repo and m.complete]
+    if not candidates:
+        return None
+    groups = [ModelGroup(m.name, tuple(str(p) for p in m.parts)) for m in candidates]
+    try:
+        chosen = pick_group(groups, spec.quant, spec.repo)
+    except ModelError:
+        return None
+    return candidates[groups.index(chosen)]
+
+
+def check_loadable(path: Path) -> Path:
+    """A local file FrogDesk may load: it exists, is a GGUF, and is not a vision projector."""
+    if not path.is_file():
+        raise ModelError(f"{path}: no such file")
+    if not is_gguf(path):
+        raise ModelError(f"{path}: not a GGUF file (no GGUF magic at its start)")
+    if "mmproj" in path.name.lower():
+        raise ModelError(
+            f"{path.name} is a vision projector: vision is unsupported, FrogDesk does not load it"
+        )
+    return path
+
+
+def resolve_local(
+    spec: str, settings: Settings, paths: AppPaths | None = None, hf_cache: Path | None = None
+) -> Path:
+    """The GGUF to load for a spec already on disk (first part of a split model).
+
+    Raises ModelError saying how to pull the model when it is not there.
+    """
+    parsed = parse_spec(spec, settings.aliases)
+    if parsed.kind == "path":
+        assert parsed.path is not None
+        return check_loadable(parsed.path)
+    app_paths = paths or AppPaths.default()
+    found = find_local(parsed, app_paths.models_dir, hf_cache)
+    if found is None:
+        raise ModelError(
+            f"{parsed} is not on this machine; download it with `frogdesk models pull {parsed}` "
+            f"(or list the quants with `frogdesk models list {parsed.repo}`)"
+        )
+    return found.path

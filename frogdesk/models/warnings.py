@@ -1,0 +1,108 @@
+"""The honest warnings shown where a model is chosen, each with a stable id."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from frogdesk import config
+from frogdesk.models.spec import GgufName
+
+Level = Literal["info", "warning", "refusal"]
+
+UNVALIDATED_QUANT = "unvalidated-quant"
+UNVALIDATED_PLATFORM = "unvalidated-platform"
+LOW_BITS = "low-bits"
+NO_QUALITY_EVAL = "no-quality-eval"
+VISION_REFUSED = "vision-refused"
+LICENSE_AMBIGUOUS = "license-ambiguous"
+
+
+@dataclass(frozen=True)
+class ModelWarning:
+    """One warning: a stable id (for tests, the TUI and --json), its level and its text."""
+
+    id: str
+    level: Level
+    text: str
+
+
+def is_frognano(*names: str) -> bool:
+    """The model is FrogNano, judged by its repo, file or GGUF name."""
+    return any("frognano" in n.lower().replace("-", "").replace("_", "") for n in names if n)
+
+
+def license_key(model: str) -> str:
+    """The settings.acknowledged entry that records the license notice for this model."""
+    return f"{LICENSE_AMBIGUOUS}:{model.lower()}"
+
+
+def model_warnings(
+    name: GgufName, frognano: bool, acknowledged: Sequence[str] = (), model_key: str = ""
+) -> list[ModelWarning]:
+    """The warnings for one model file; the license notice only until acknowledged."""
+    out: list[ModelWarning] = []
+    if name.mmproj:
+        out.append(
+            ModelWarning(
+                VISION_REFUSED,
+                "refusal",
+                "vision projector: image and video input were never post-trained nor evaluated "
+                "(the image-text-to-text tag comes from the base model); FrogDesk does not load it",
+            )
+        )
+        return out
+    if frognano:
+        if name.quant not in {"BF16", "F32"}:
+            out.append(
+                ModelWarning(
+                    UNVALIDATED_QUANT,
+                    "warning",
+                    "the vendor has validated no quantized or optimized format of FrogNano",
+                )
+            )
+        out.append(
+            ModelWarning(
+                UNVALIDATED_PLATFORM,
+                "warning",
+                "the vendor has not validated CPU-only or desktop use; its scores come from GPU serving",
+            )
+        )
+        if name.quant not in {"BF16", "F16", "F32"}:
+            out.append(
+                ModelWarning(
+                    NO_QUALITY_EVAL,
+                    "warning",
+                    "no community quant of FrogNano has a published quality evaluation",
+                )
+            )
+    bits = name.family_bits
+    if bits is not None and bits < 4:
+        out.append(
+            ModelWarning(
+                LOW_BITS,
+                "warning",
+                f"{name.quant} is below 4 bits per weight: expect noticeably worse results",
+            )
+        )
+    if frognano and model_key and license_key(model_key) not in acknowledged:
+        out.append(
+            ModelWarning(
+                LICENSE_AMBIGUOUS,
+                "info",
+                "license ambiguous: the model card's metadata and the Hub say MIT, its text says "
+                "Apache License 2.0; check which applies to your use",
+            )
+        )
+    return out
+
+
+def acknowledge(config_file: Path, current: Sequence[str], key: str) -> list[str]:
+    """Remember that a once-per-model notice was shown; returns the new acknowledged list."""
+    if key in current:
+        return list(current)
+    updated = [*current, key]
+    config.save_option(config_file, "acknowledged", updated)
+    return updated
