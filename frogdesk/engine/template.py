@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import jinja2
-from jinja2.ext import loopcontrols
+import jinja2.nodes
+import jinja2.parser
+from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from frogdesk.engine.types import Message, ToolSchema
@@ -46,11 +48,21 @@ def _tojson(
     )
 
 
+class _GenerationTag(Extension):
+    """Accept `{% generation %}...{% endgeneration %}` (training-mask markers) and render the body."""
+
+    tags = {"generation"}  # noqa: RUF012 - the Extension API reads a class attribute
+
+    def parse(self, parser: jinja2.parser.Parser) -> list[jinja2.nodes.Node]:
+        next(parser.stream)
+        return parser.parse_statements(("name:endgeneration",), drop_needle=True)
+
+
 def _make_environment() -> ImmutableSandboxedEnvironment:
     env = ImmutableSandboxedEnvironment(
         trim_blocks=True,
         lstrip_blocks=True,
-        extensions=[loopcontrols],
+        extensions=[loopcontrols, _GenerationTag],
     )
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise_exception
@@ -94,17 +106,15 @@ class ChatTemplate:
             "enable_thinking": enable_thinking,
             "bos_token": self.bos_token,
             "eos_token": self.eos_token,
+            # Hugging Face passes None when there are no tools; templates test for it.
+            "tools": [dict(tool) for tool in tools] if tools else None,
         }
-        if tools:
-            context["tools"] = [dict(tool) for tool in tools]
         context.update(extra)
         try:
             return self._template.render(**context)
         except TemplateError:
             raise
-        except jinja2.TemplateError as exc:
-            raise TemplateError(f"the chat template failed: {type(exc).__name__}: {exc}") from None
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        except Exception as exc:  # the template is untrusted code from a model file
             raise TemplateError(f"the chat template failed: {type(exc).__name__}: {exc}") from None
 
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import itertools
 import re
+from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from frogdesk.engine.template import ChatTemplate, load_gguf_template
 from frogdesk.engine.toolcall_parser import QwenXmlToolParser, render_tool_call_xml
-from frogdesk.engine.types import EngineEvent, Reply, ToolCall, ToolSchema
+from frogdesk.engine.types import EngineEvent, Message, Reply, ToolCall, ToolSchema
 
 PROPERTIES: dict[str, dict[str, Any]] = {
     "path": {"type": "string"},
@@ -172,3 +175,39 @@ def test_uncarriable_value_is_an_error_or_a_different_value_never_a_crash(
     text = "</think>" + render_tool_call_xml(ToolCall("Alpha", {"text": value}))
     reply = run(data.draw(chunked(text)))
     assert all(c.arguments.get("text") != value for c in reply.tool_calls)
+
+
+@pytest.fixture(scope="module")
+def qwen35_template(qwen35_gguf: Path) -> ChatTemplate:
+    """The Qwen3.5-style template embedded in the tiny qwen35 GGUF."""
+    return load_gguf_template(qwen35_gguf)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    reasoning=plain_text,
+    content=plain_text,
+    calls=st.lists(tool_calls(), min_size=1, max_size=3),
+)
+def test_calls_rendered_by_the_chat_template_parse_back(
+    qwen35_template: ChatTemplate,
+    data: st.DataObject,
+    reasoning: str,
+    content: str,
+    calls: list[ToolCall],
+) -> None:
+    history = [Message("user", "task")]
+    turn = Message("assistant", content, reasoning=reasoning, tool_calls=tuple(calls))
+    prompt = qwen35_template.render(history, TOOLS, add_generation_prompt=True)
+    full = qwen35_template.render([*history, turn], TOOLS, add_generation_prompt=False)
+    assert full.startswith(prompt) and full.endswith("<|im_end|>\n")
+    generated = full[len(prompt) : -len("<|im_end|>\n")]
+    reply = run(data.draw(chunked(generated)))
+    assert reply.errors == []
+    assert reply.reasoning == reasoning.strip()
+    assert reply.content == content.strip()
+    assert len(reply.tool_calls) == len(calls)
+    for got, want in zip(reply.tool_calls, calls, strict=True):
+        assert got.name == want.name
+        assert same(got.arguments, want.arguments), (got.arguments, want.arguments)
