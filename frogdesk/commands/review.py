@@ -1,14 +1,182 @@
-"""`frogdesk review`: not built yet."""
+"""`frogdesk review`, `frogdesk apply` and `frogdesk undo`: the session's diff, hunk by hunk."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from frogdesk.commands.common import not_built
+from frogdesk.commands.common import UserError
+from frogdesk.paths import AppPaths
+from frogdesk.review.apply import apply_hunks
+from frogdesk.review.decisions import load_decisions, save_decisions
+from frogdesk.review.diff import compute_diff
+from frogdesk.review.fsops import UnsafePath
+from frogdesk.review.gitcmd import GitError
+from frogdesk.review.model import SessionDiff
+from frogdesk.review.undo import latest_record, undo_apply
+from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.store import SessionNotFoundError, SessionStore
 
 
 def register(sub: Any) -> None:
-    """Add the subcommand parser."""
-    parser: argparse.ArgumentParser = sub.add_parser("review", help="(not built yet)")
-    parser.set_defaults(func=lambda args: not_built("review"))
+    """Add the review, apply and undo subcommands."""
+    review: argparse.ArgumentParser = sub.add_parser(
+        "review", help="list a session's changed files and hunks with their ids"
+    )
+    review.add_argument("session", help="session id (or a unique prefix)")
+    review.add_argument("--json", action="store_true", help="print JSON")
+    review.set_defaults(func=review_main)
+
+    apply: argparse.ArgumentParser = sub.add_parser(
+        "apply", help="write approved hunks of a session to your working tree"
+    )
+    apply.add_argument("session", help="session id (or a unique prefix)")
+    which = apply.add_mutually_exclusive_group(required=True)
+    which.add_argument("--all", action="store_true", help="every hunk")
+    which.add_argument("--hunks", metavar="ID,...", help="these hunk ids")
+    which.add_argument("--files", metavar="PATH,...", help="every hunk of these files")
+    apply.add_argument("--commit", metavar="MESSAGE", help="also commit the applied files")
+    apply.set_defaults(func=apply_main)
+
+    undo: argparse.ArgumentParser = sub.add_parser(
+        "undo", help="restore the files of the last apply (of a session, or of any)"
+    )
+    undo.add_argument("session", nargs="?", help="session id (default: the latest apply)")
+    undo.set_defaults(func=undo_main)
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    record: SessionRecord
+    session_dir: Path
+    diff: SessionDiff
+
+
+def _store() -> SessionStore:
+    return SessionStore(AppPaths.default().sessions_dir)
+
+
+def _load(session_id: str) -> _Loaded:
+    store = _store()
+    try:
+        record = store.get(session_id)
+    except SessionNotFoundError:
+        raise UserError(f"no session {session_id!r} (see `frogdesk sessions`)") from None
+    worktree = Path(record.worktree)
+    if not worktree.is_dir():
+        raise UserError(f"the worktree of session {record.id} is gone: {worktree}")
+    try:
+        diff = compute_diff(worktree, record.base_commit)
+    except GitError as exc:
+        raise UserError(f"cannot diff session {record.id}: {exc}") from None
+    return _Loaded(record, store.session_dir(record.id), diff)
+
+
+def review_main(args: argparse.Namespace) -> int:
+    """Print the session's files and hunks, as text or JSON."""
+    loaded = _load(args.session)
+    decisions = load_decisions(loaded.session_dir)
+    if args.json:
+        payload = {
+            "session_id": loaded.record.id,
+            "files": [
+                {
+                    "path": change.path,
+                    "status": change.status,
+                    "hunks": [
+                        {
+                            "id": h.id,
+                            "header": h.header,
+                            "added": h.added,
+                            "removed": h.removed,
+                            "decision": decisions.decision(h.id),
+                        }
+                        for h in change.hunks
+                    ],
+                }
+                for change in loaded.diff.files
+            ],
+        }
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        return 0
+    if not loaded.diff.files:
+        print(f"session {loaded.record.id}: no changes")
+        return 0
+    print(f"session {loaded.record.id}: {len(loaded.diff.files)} file(s) changed")
+    for change in loaded.diff.files:
+        moved = f" (from {change.old_path})" if change.status == "renamed" else ""
+        print(f"{change.status:<10} {change.path}{moved}")
+        for h in change.hunks:
+            print(f"  {h.id}  +{h.added} -{h.removed}  {decisions.decision(h.id):<8}  {h.header}")
+    return 0
+
+
+def _split(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def apply_main(args: argparse.Namespace) -> int:
+    """Apply the chosen hunks; exit 1 with a report when any conflicts (nothing written)."""
+    loaded = _load(args.session)
+    diff = loaded.diff
+    if args.all:
+        ids = diff.hunk_ids()
+    elif args.hunks is not None:
+        ids = _split(args.hunks)
+        unknown = [h for h in ids if diff.find_hunk(h) is None]
+        if unknown:
+            raise UserError(f"no hunk {', '.join(unknown)} in session {loaded.record.id}")
+    else:
+        ids = []
+        for path in _split(args.files):
+            change = diff.find_file(path)
+            if change is None:
+                raise UserError(f"session {loaded.record.id} does not change {path}")
+            ids.extend(h.id for h in change.hunks)
+    if not ids:
+        raise UserError("nothing to apply")
+    decisions = load_decisions(loaded.session_dir)
+    decisions.decide(ids, "approved")
+    save_decisions(loaded.session_dir, decisions)
+    try:
+        result = apply_hunks(
+            Path(loaded.record.repo),
+            Path(loaded.record.worktree),
+            diff,
+            ids,
+            edits=decisions.edited_lines(diff),
+            session_dir=loaded.session_dir,
+            session_id=loaded.record.id,
+            commit_message=args.commit,
+        )
+    except (GitError, OSError, UnsafePath) as exc:
+        raise UserError(f"apply failed, nothing was written: {exc}") from None
+    if not result.applied:
+        print(result.report(), file=sys.stderr)
+        return 1
+    print(result.report())
+    return 0
+
+
+def undo_main(args: argparse.Namespace) -> int:
+    """Undo the latest apply; exit 1 with a report when a file changed since."""
+    store = _store()
+    session_id: str | None = None
+    if args.session:
+        try:
+            session_id = store.get(args.session).id
+        except SessionNotFoundError:
+            raise UserError(f"no session {args.session!r}") from None
+    found = latest_record(store.root, session_id)
+    if found is None:
+        raise UserError("nothing to undo")
+    result = undo_apply(*found)
+    if not result.ok:
+        print(result.report(), file=sys.stderr)
+        return 1
+    print(result.report())
+    return 0
