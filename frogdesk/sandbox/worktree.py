@@ -49,6 +49,13 @@ _SAFE_CONFIG = (
     "gc.auto=0",
     "-c",
     "maintenance.auto=false",
+    # LFS: keep pointer files as they are, whether or not git-lfs is installed.
+    "-c",
+    "filter.lfs.process=",
+    "-c",
+    "filter.lfs.smudge=cat",
+    "-c",
+    "filter.lfs.required=false",
 )
 
 
