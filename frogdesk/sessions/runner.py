@@ -51,6 +51,7 @@ class ShellPick:
     shell: Shell
     level: str
     reason: str = ""
+    warnings: tuple[str, ...] = ()
 
 
 class BackendFactory(Protocol):
@@ -86,12 +87,19 @@ def resolve_model_path(spec: str, settings: Settings) -> Path:
     return resolve_local(spec or settings.model, settings)
 
 
-def default_shell(requested: str, worktree: Worktree, settings: Settings) -> ShellPick:
-    """The sandbox's choice of shell for the worktree."""
+def default_shell(
+    requested: str,
+    worktree: Worktree,
+    settings: Settings,
+    approve: Callable[[str], bool] | None = None,
+) -> ShellPick:
+    """The sandbox's choice of shell for the worktree; `approve` is asked at the `none` level."""
     from frogdesk.sandbox.select import choose_shell
 
-    choice = choose_shell(requested, worktree=worktree, visible_ignored=settings.visible_ignored)
-    return ShellPick(choice.shell, str(choice.level), choice.reason)
+    choice = choose_shell(
+        requested, worktree=worktree, visible_ignored=settings.visible_ignored, approve=approve
+    )
+    return ShellPick(choice.shell, str(choice.level), choice.reason, tuple(choice.warnings))
 
 
 @dataclass
@@ -162,13 +170,16 @@ class SessionService:
         settings: Settings,
         *,
         backend_factory: BackendFactory = default_backend,
-        shell_factory: ShellFactory = default_shell,
+        shell_factory: ShellFactory | None = None,
+        approve: Callable[[str], bool] | None = None,
     ) -> None:
         self.paths = paths
         self.settings = settings
         self.store = SessionStore(paths.sessions_dir)
         self.backend_factory = backend_factory
-        self.shell_factory = shell_factory
+        self.shell_factory: ShellFactory = shell_factory or (
+            lambda requested, wt, s: default_shell(requested, wt, s, approve)
+        )
 
     def start(self, spec: SessionSpec) -> ActiveSession:
         """Make the worktree and the session record, build backend and shell, write the opening."""

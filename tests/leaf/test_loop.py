@@ -1,0 +1,255 @@
+"""The Leaf loop: messages, exit reasons, budgets, malformed calls, cancellation, loop notices."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from frogdesk.engine.types import (
+    ContentDelta,
+    EngineEvent,
+    Finished,
+    Message,
+    ToolCall,
+    ToolCallError,
+)
+from frogdesk.leaf.events import (
+    LoopEvent,
+    Notice,
+    RunFinished,
+    StepStarted,
+    StepUsage,
+    ToolFinished,
+    ToolStarted,
+)
+from frogdesk.leaf.loop import LoopConfig, run_loop
+from frogdesk.leaf.records import LoopResult, StepRecord
+from frogdesk.leaf.runner import ToolRunner
+from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
+from tests.leaf.event_backend import EventBackend, reply
+from tests.leaf.plain_shell import PlainShell
+
+
+def opening(task: str = "fix it") -> list[Message]:
+    return [Message("system", SYSTEM_PROMPT), Message("user", task)]
+
+
+def drive(
+    backend: EventBackend, runner: ToolRunner, config: LoopConfig | None = None, **kw: object
+) -> tuple[list[LoopEvent], list[StepRecord], LoopResult]:
+    events: list[LoopEvent] = []
+    steps: list[StepRecord] = []
+    result = run_loop(
+        backend,
+        tool_schemas(),
+        runner,
+        config or LoopConfig(),
+        opening(),
+        on_event=events.append,
+        on_step=steps.append,
+        **kw,  # type: ignore[arg-type]
+    )
+    return events, steps, result
+
+
+def test_final_answer_ends_the_run(runner: ToolRunner) -> None:
+    events, steps, result = drive(EventBackend([reply("All done.")]), runner)
+    assert result.exit_reason == "agent"
+    assert result.final_message == "All done."
+    assert [m.role for m in result.messages] == ["system", "user", "assistant"]
+    assert result.messages[2].reasoning == "think"
+    assert len(steps) == 1 and steps[0].observations == ()
+    assert isinstance(events[0], StepStarted) and isinstance(events[-1], RunFinished)
+    assert events[-1] == RunFinished("agent", "All done.", "", 1)
+
+
+def test_tool_messages_follow_in_call_order(runner: ToolRunner, workdir: Path) -> None:
+    calls = (
+        ToolCall("Read", {"file_path": "a.py", "limit": 1}),
+        ToolCall("Write", {"file_path": "n.txt", "content": "abc"}),
+        ToolCall("Nope", {}),
+    )
+    backend = EventBackend([reply("looking", *calls), reply("fixed")])
+    events, steps, result = drive(backend, runner)
+    msgs = result.messages
+    assert [m.role for m in msgs] == [
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "tool",
+        "assistant",
+    ]
+    assert [c.name for c in msgs[2].tool_calls] == ["Read", "Write", "Nope"]
+    assert [m.content for m in msgs[3:6]] == [
+        "a.py\n1. one",
+        "Wrote n.txt (3 bytes).",
+        "Unknown tool: Nope",
+    ]
+    assert [m.tool_call_id for m in msgs[3:6]] == [c.id for c in msgs[2].tool_calls]
+    assert len({c.id for c in msgs[2].tool_calls}) == 3
+    assert (workdir / "n.txt").read_text() == "abc"
+    # the second request saw the whole history
+    assert backend.calls[1][0] == msgs[:6]
+    kinds = [type(e).__name__ for e in events]
+    assert kinds[:8] == [
+        "StepStarted",
+        "ReasoningDelta",
+        "ContentDelta",
+        "StepUsage",
+        "ToolStarted",
+        "ToolFinished",
+        "ToolStarted",
+        "ToolFinished",
+    ]
+    assert [o.tool for o in steps[0].observations] == ["Read", "Write", "Nope"]
+
+
+def test_malformed_call_becomes_an_observation_and_the_loop_goes_on(runner: ToolRunner) -> None:
+    bad: list[EngineEvent] = [
+        ContentDelta("x"),
+        ToolCallError(
+            "<tool_call><function=Read>", "Tool call is not closed: missing </function>", "Read"
+        ),
+        Finished("tool_calls"),
+    ]
+    events, steps, result = drive(EventBackend([bad, reply("ok")]), runner)
+    assert result.exit_reason == "agent"
+    tool_msgs = [m for m in result.messages if m.role == "tool"]
+    assert [m.content for m in tool_msgs] == ["Tool call is not closed: missing </function>"]
+    assert steps[0].observations[0].ok is False
+    assert any(isinstance(e, ToolFinished) and not e.ok for e in events)
+
+
+def test_step_budget(runner: ToolRunner) -> None:
+    call = ToolCall("Glob", {"pattern": "*.py"})
+    backend = EventBackend([reply("", call) for _ in range(5)])
+    _, steps, result = drive(backend, runner, LoopConfig(max_steps=3))
+    assert result.exit_reason == "max_turns"
+    assert len(steps) == 3 and len(backend.calls) == 3
+
+
+def test_reply_cut_by_the_turn_cap(runner: ToolRunner) -> None:
+    backend = EventBackend([reply("half a thou", finish="length")])
+    _, steps, result = drive(backend, runner, LoopConfig(max_tokens_per_turn=64))
+    assert result.exit_reason == "max_tokens_per_turn"
+    assert backend.calls[0][1].max_tokens == 64
+    assert steps[0].finish == "length"
+
+
+def test_context_budget_before_a_reply(runner: ToolRunner) -> None:
+    backend = EventBackend([reply("never")], tokens=5000)
+    _, steps, result = drive(backend, runner, LoopConfig(max_context=4096))
+    assert result.exit_reason == "max_context_len"
+    assert backend.calls == [] and steps == []
+
+
+def test_turn_cap_shrinks_to_the_room_left_and_a_cut_then_is_context(runner: ToolRunner) -> None:
+    backend = EventBackend([reply("cut", finish="length")], tokens=4000)
+    _, _, result = drive(backend, runner, LoopConfig(max_context=4096, max_tokens_per_turn=8192))
+    assert backend.calls[0][1].max_tokens == 96
+    assert result.exit_reason == "max_context_len"
+
+
+def test_engine_reported_context_overflow(runner: ToolRunner) -> None:
+    _, _, result = drive(EventBackend([[Finished("max_context_len", "too long")]]), runner)
+    assert result.exit_reason == "max_context_len"
+
+
+@pytest.mark.parametrize(
+    "item", [RuntimeError("server went away"), [ContentDelta("a"), Finished("error", "HTTP 500")]]
+)
+def test_llm_errors(runner: ToolRunner, item: object) -> None:
+    _, _, result = drive(EventBackend([item]), runner)  # type: ignore[list-item]
+    assert result.exit_reason == "llm_query_error"
+    assert result.error in ("RuntimeError: server went away", "HTTP 500")
+
+
+def test_tool_error_when_bash_has_no_shell(workdir: Path) -> None:
+    runner = ToolRunner(workdir, None)
+    _, steps, result = drive(EventBackend([reply("", ToolCall("Bash", {"command": "ls"}))]), runner)
+    assert result.exit_reason == "tool_error"
+    assert "no shell" in result.error
+
+
+def test_cancel_from_another_thread_while_a_tool_runs(workdir: Path) -> None:
+    shell = PlainShell()
+    runner = ToolRunner(workdir, shell)
+    cancel = threading.Event()
+    calls = (
+        ToolCall("Bash", {"command": "sleep 300"}),
+        ToolCall("Write", {"file_path": "late.txt", "content": "x"}),
+    )
+    backend = EventBackend([reply("", *calls), reply("never")])
+
+    def on_event(event: LoopEvent) -> None:
+        if isinstance(event, ToolStarted):
+            threading.Timer(0.2, cancel.set).start()
+
+    result = run_loop(
+        backend, tool_schemas(), runner, LoopConfig(), opening(), cancel=cancel, on_event=on_event
+    )
+    assert result.exit_reason == "cancelled"
+    assert not (workdir / "late.txt").exists()
+    assert len(backend.calls) == 1
+    # the history stays well formed: only the call that ran keeps its place
+    assert [c.name for c in result.messages[2].tool_calls] == ["Bash"]
+    assert [m.role for m in result.messages] == ["system", "user", "assistant", "tool"]
+
+
+def test_cancel_before_start(runner: ToolRunner) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    backend = EventBackend([reply("x")])
+    result = run_loop(backend, tool_schemas(), runner, LoopConfig(), opening(), cancel=cancel)
+    assert result.exit_reason == "cancelled" and backend.calls == []
+
+
+def test_wall_time_budget(workdir: Path) -> None:
+    runner = ToolRunner(workdir, PlainShell())
+    backend = EventBackend([reply("", ToolCall("Bash", {"command": "sleep 300"})), reply("never")])
+    result = run_loop(backend, tool_schemas(), runner, LoopConfig(max_time=0.5), opening())
+    assert result.exit_reason == "max_time"
+    assert len(backend.calls) == 1
+
+
+def test_repeats_are_told_to_the_user_not_the_model(runner: ToolRunner) -> None:
+    call = ToolCall("Read", {"file_path": "a.py", "limit": 1})
+    backend = EventBackend([reply("", call) for _ in range(5)] + [reply("stop")])
+    events, _, result = drive(backend, runner)
+    notices = [e for e in events if isinstance(e, Notice)]
+    assert len(notices) == 1 and notices[0].level == "warning"
+    assert "same tool call" in notices[0].text
+    assert all("loop" not in m.content for m in result.messages if m.role == "tool")
+
+
+def test_different_observations_are_not_repeats(runner: ToolRunner) -> None:
+    replies = [reply("", ToolCall("Bash", {"command": "date +%N"})) for _ in range(4)] + [
+        reply("stop")
+    ]
+    events, _, _ = drive(EventBackend(replies), runner)
+    assert not [e for e in events if isinstance(e, Notice)]
+
+
+def test_resume_continues_numbering_and_budget(runner: ToolRunner) -> None:
+    call = ToolCall("Glob", {"pattern": "*.py"})
+    first = EventBackend([reply("", call), reply("", call)])
+    _, steps, _ = drive(first, runner, LoopConfig(max_steps=2))
+    messages = opening() + [m for s in steps for m in (s.assistant, *s.tool_messages())]
+    second = EventBackend([reply("", call), reply("done")])
+    result = run_loop(
+        second, tool_schemas(), runner, LoopConfig(max_steps=4), messages, prior_steps=steps
+    )
+    assert result.exit_reason == "agent"
+    assert [s.step for s in result.steps] == [0, 1, 2, 3]
+    assert result.n_steps == 4
+
+
+def test_usage_events(runner: ToolRunner) -> None:
+    events, steps, result = drive(EventBackend([reply("x")]), runner)
+    usage = [e for e in events if isinstance(e, StepUsage)]
+    assert usage and usage[0].usage.prompt_tokens == 100 and steps[0].usage == usage[0].usage
+    assert result.context_tokens == 105
