@@ -170,7 +170,7 @@ def test_llm_errors(runner: ToolRunner, item: object) -> None:
 
 def test_tool_error_when_bash_has_no_shell(workdir: Path) -> None:
     runner = ToolRunner(workdir, None)
-    _, steps, result = drive(EventBackend([reply("", ToolCall("Bash", {"command": "ls"}))]), runner)
+    _, _, result = drive(EventBackend([reply("", ToolCall("Bash", {"command": "ls"}))]), runner)
     assert result.exit_reason == "tool_error"
     assert "no shell" in result.error
 
