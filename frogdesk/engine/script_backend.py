@@ -1,0 +1,196 @@
+"""The `script` backend: replays recorded raw model replies from a JSONL file through the parser.
+
+Each line is a JSON object. `{"text": RAW}` is one assistant reply exactly as the model
+emits it after the generation prompt (reasoning, `</think>`, content, XML tool calls);
+`{"error": MESSAGE}` makes that turn fail as a server error would. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from frogdesk.engine.toolcall_parser import QwenXmlToolParser
+from frogdesk.engine.types import (
+    BackendInfo,
+    EngineEvent,
+    Finished,
+    FinishReason,
+    GenerationSettings,
+    Message,
+    ToolCallError,
+    ToolCallEvent,
+    ToolSchema,
+    Usage,
+)
+
+CHARS_PER_TOKEN = 4
+"""The estimate used for token counts: about four characters per token."""
+
+
+class ScriptError(ValueError):
+    """The script file is missing or malformed; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class ScriptedReply:
+    """One line of a script: a raw reply, or an error to report instead of a reply."""
+
+    line: int
+    text: str = ""
+    error: str = ""
+
+
+def estimate_tokens(text: str) -> int:
+    """An estimate of the tokens in `text` (characters / 4, rounded up)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def read_script(path: Path) -> list[ScriptedReply]:
+    """Parse a script file; raises `ScriptError` naming the line that is wrong."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ScriptError(f"{path}: the script file does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScriptError(f"{path}: cannot read the script: {exc}") from None
+    replies: list[ScriptedReply] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ScriptError(f"{path} line {number}: not valid JSON ({exc.msg})") from None
+        if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+            replies.append(ScriptedReply(number, text=entry["text"]))
+        elif isinstance(entry, dict) and isinstance(entry.get("error"), str):
+            replies.append(ScriptedReply(number, error=entry["error"]))
+        else:
+            raise ScriptError(
+                f'{path} line {number}: expected an object with a string "text" '
+                f'(or "error"), got {line.strip()[:80]}'
+            )
+    return replies
+
+
+def estimate_prompt_tokens(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> int:
+    """An estimate of the prompt's tokens from the messages' and tools' text."""
+    size = sum(len(json.dumps(tool, ensure_ascii=False)) for tool in tools)
+    for message in messages:
+        size += len(message.content) + len(message.reasoning) + 16
+        size += sum(
+            len(call.name) + len(json.dumps(call.arguments, ensure_ascii=False))
+            for call in message.tool_calls
+        )
+    return math.ceil(size / CHARS_PER_TOKEN)
+
+
+class ScriptBackend:
+    """Replays a script's replies in order, one per `generate` call, streamed in small chunks."""
+
+    def __init__(self, path: Path, *, chunk_chars: int = 8) -> None:
+        if chunk_chars < 1:
+            raise ValueError("chunk_chars must be at least 1")
+        self.path = path
+        self._replies = read_script(path)
+        self._chunk = chunk_chars
+        self._next = 0
+        self._lock = threading.Lock()
+
+    @property
+    def info(self) -> BackendInfo:
+        """The script path as the model name."""
+        return BackendInfo(kind="script", model=str(self.path), device="none")
+
+    @property
+    def replies_left(self) -> int:
+        """How many replies the script still holds."""
+        return len(self._replies) - self._next
+
+    def _take(self) -> ScriptedReply | None:
+        with self._lock:
+            if self._next >= len(self._replies):
+                return None
+            reply = self._replies[self._next]
+            self._next += 1
+            return reply
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[EngineEvent]:
+        """Stream the script's next reply; running out of replies finishes with an error.
+
+        The reply is cut at `settings.max_tokens` estimated tokens (`length`), and a prompt
+        whose estimate exceeds `settings.max_context` finishes with `max_context_len`.
+        """
+        prompt_tokens = estimate_prompt_tokens(messages, tools)
+        if prompt_tokens >= settings.max_context:
+            yield Finished(
+                "max_context_len",
+                error=f"the prompt (about {prompt_tokens} tokens) does not fit the context "
+                f"budget of {settings.max_context} tokens",
+            )
+            return
+        reply = self._take()
+        if reply is None:
+            yield Finished(
+                "error",
+                error=f"the script {self.path} has no reply left: it holds "
+                f"{len(self._replies)} replies and the run asked for reply {self._next + 1}",
+            )
+            return
+        if reply.error:
+            yield Finished("error", error=f"{self.path} line {reply.line}: {reply.error}")
+            return
+        parser = QwenXmlToolParser(
+            tools, starts_in_reasoning=settings.enable_thinking, id_prefix=f"call_{reply.line}_"
+        )
+        yield from self._stream(reply.text, parser, settings, prompt_tokens, cancel)
+
+    def _stream(
+        self,
+        text: str,
+        parser: QwenXmlToolParser,
+        settings: GenerationSettings,
+        prompt_tokens: int,
+        cancel: threading.Event | None,
+    ) -> Iterator[EngineEvent]:
+        limit = settings.max_tokens * CHARS_PER_TOKEN
+        cut = len(text) > limit
+        if cut:
+            text = text[:limit]
+        called = False
+        for start in range(0, len(text), self._chunk):
+            if cancel is not None and cancel.is_set():
+                yield Finished("cancelled", raw_text=text[:start])
+                return
+            for event in parser.feed(text[start : start + self._chunk]):
+                called = called or isinstance(event, ToolCallEvent | ToolCallError)
+                yield event
+        for event in parser.finish():
+            called = called or isinstance(event, ToolCallEvent | ToolCallError)
+            yield event
+        yield Usage(
+            prompt_tokens=prompt_tokens,
+            evaluated_tokens=prompt_tokens,
+            reused_tokens=0,
+            completion_tokens=estimate_tokens(text),
+        )
+        reason: FinishReason = "length" if cut else "tool_calls" if called else "stop"
+        yield Finished(reason, raw_text=text)
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> int:
+        """An estimate (characters / 4): the script backend has no tokenizer."""
+        return estimate_prompt_tokens(messages, tools)
+
+    def close(self) -> None:
+        """Nothing to free."""
