@@ -1,0 +1,100 @@
+"""The review, apply and undo commands through the real CLI entry point."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from frogdesk.cli import main
+from frogdesk.paths import AppPaths
+from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.store import SessionStore
+from tests.review.helpers import MakeSession, repo_fingerprint
+
+
+def _session(repo: Path, make_session: MakeSession, sid: str) -> Path:
+    wt = make_session(repo)
+    SessionStore(AppPaths.default().sessions_dir).create(
+        SessionRecord(sid, str(repo), str(wt.path), wt.base_commit, task="t", model="m")
+    )
+    return wt.path
+
+
+def test_review_json_apply_hunks_and_undo(
+    user_repo: Path, make_session: MakeSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wt = _session(user_repo, make_session, "sess-1")
+    (wt / "b.txt").write_bytes(b"alpha\nBETA\ngamma\n")
+    (wt / "n.txt").write_bytes(b"n\n")
+    before = repo_fingerprint(user_repo)
+    assert main(["review", "sess-1", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["session_id"] == "sess-1"
+    assert [(f["path"], f["status"]) for f in payload["files"]] == [
+        ("b.txt", "modified"),
+        ("n.txt", "added"),
+    ]
+    hunk = payload["files"][0]["hunks"][0]
+    assert set(hunk) == {"id", "header", "added", "removed", "decision"}
+    assert (hunk["added"], hunk["removed"], hunk["decision"]) == (1, 1, "pending")
+    assert repo_fingerprint(user_repo) == before
+
+    assert main(["apply", "sess", "--hunks", hunk["id"]]) == 0
+    assert "applied 1 file(s)" in capsys.readouterr().out
+    assert (user_repo / "b.txt").read_bytes() == b"alpha\nBETA\ngamma\n"
+    assert not (user_repo / "n.txt").exists()
+    assert main(["review", "sess-1", "--json"]) == 0
+    decided = json.loads(capsys.readouterr().out)["files"][0]["hunks"][0]["decision"]
+    assert decided == "approved"
+
+    assert main(["undo"]) == 0
+    assert "restored 1 file" in capsys.readouterr().out
+    assert repo_fingerprint(user_repo) == before
+    assert main(["undo"]) == 2
+    assert "nothing to undo" in capsys.readouterr().err
+
+
+def test_apply_files_conflict_exit_code_and_text_review(
+    user_repo: Path, make_session: MakeSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wt = _session(user_repo, make_session, "s2")
+    (wt / "b.txt").write_bytes(b"alpha\nBETA\ngamma\n")
+    assert main(["review", "s2"]) == 0
+    text = capsys.readouterr().out
+    assert "modified   b.txt" in text and "pending" in text
+    (user_repo / "b.txt").write_bytes(b"alpha\nuser\ngamma\n")
+    assert main(["apply", "s2", "--files", "b.txt"]) == 1
+    err = capsys.readouterr().err
+    assert "b.txt lines 1-3" in err and "nothing was written" in err
+    assert (user_repo / "b.txt").read_bytes() == b"alpha\nuser\ngamma\n"
+
+
+def test_user_errors(
+    user_repo: Path, make_session: MakeSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wt = _session(user_repo, make_session, "s3")
+    (wt / "b.txt").write_bytes(b"x\n")
+    assert main(["review", "nope"]) == 2
+    assert "no session 'nope'" in capsys.readouterr().err
+    assert main(["apply", "s3", "--hunks", "deadbeef0000"]) == 2
+    assert "no hunk deadbeef0000" in capsys.readouterr().err
+    assert main(["apply", "s3", "--files", "zzz"]) == 2
+    assert "does not change zzz" in capsys.readouterr().err
+    assert main(["undo", "s3"]) == 2
+    with pytest.raises(SystemExit):
+        main(["apply", "s3"])  # one of --all, --hunks, --files is required
+
+
+def test_apply_all_with_commit(
+    user_repo: Path, make_session: MakeSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.review.helpers import git
+
+    wt = _session(user_repo, make_session, "s4")
+    (wt / "c.txt").write_bytes(b"c\n")
+    assert main(["apply", "s4", "--all", "--commit", "add c"]) == 0
+    assert "committed as" in capsys.readouterr().out
+    assert git(user_repo, "log", "-1", "--format=%s").strip() == "add c"
+    assert git(user_repo, "status", "--porcelain") == ""
