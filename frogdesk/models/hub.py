@@ -160,11 +160,27 @@ def list_repo(
         raise ModelError(f"{repo}: no such repo on {endpoint}{hint}") from None
     except RevisionNotFoundError:
         raise ModelError(f"{repo}: no revision '{revision}'") from None
-    except (HfHubHTTPError, httpx2.HTTPError, OSError, ValueError) as exc:
-        cached = cached_listing(cache_dir, endpoint, repo, revision)
-        if cached is not None:
-            return cached
-        raise ModelError(f"{repo}: cannot list files on {endpoint}: {exc}") from None
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else 0
+        if status in (401, 403):
+            raise ModelError(
+                f"{repo}: HTTP {status} from {endpoint}: the repo is private or gated; log in "
+                "(`hf auth login`) or set HF_TOKEN"
+            ) from None
+        return _fallback(cache_dir, endpoint, repo, revision, exc)
+    except (httpx2.HTTPError, OSError, ValueError) as exc:
+        return _fallback(cache_dir, endpoint, repo, revision, exc)
     listing = RepoListing(repo, revision, endpoint, files, fetched_at=time.time())
     _save(cache_dir, listing)
     return listing
+
+
+def _fallback(
+    cache_dir: Path, endpoint: str, repo: str, revision: str, exc: Exception
+) -> RepoListing:
+    """The saved listing when the Hub cannot be reached, else the error."""
+    cached = cached_listing(cache_dir, endpoint, repo, revision)
+    if cached is not None:
+        return cached
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    raise ModelError(f"{repo}: cannot list files on {endpoint}: {first}") from None
