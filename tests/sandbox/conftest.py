@@ -20,7 +20,7 @@ def repo(tmp_path: Path) -> Path:
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     (root / "README.md").write_text("hello\n")
-    (root / ".gitignore").write_text(".venv/\n*.log\n")
+    (root / ".gitignore").write_text(".venv\n*.log\n")
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text("print('v1')\n")
     git(root, "add", "-A")
