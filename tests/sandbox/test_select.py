@@ -1,0 +1,90 @@
+"""Choosing the level, the none level's approval hook, and the root warning."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.select import NONE_WARNING, ROOT_WARNING, choose_shell, detect
+from frogdesk.sandbox.shell_bwrap import find_bwrap
+from frogdesk.sandbox.shell_none import CommandDeclined
+from frogdesk.sandbox.worktree import Worktree
+
+
+def test_detect_auto_prefers_bwrap_when_it_works() -> None:
+    level, reason = detect()
+    if find_bwrap() is not None:
+        assert level == "bwrap"
+        assert "bubblewrap works" in reason
+    else:
+        assert level in ("landlock", "none")
+
+
+def test_detect_falls_back_when_bwrap_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    import frogdesk.sandbox.select as select_mod
+
+    monkeypatch.setattr(select_mod, "find_bwrap", lambda: None)
+    level, reason = detect("auto")
+    assert level in ("landlock", "none")
+    assert "bubblewrap (bwrap) is not installed" in reason
+    with pytest.raises(SandboxError, match="sandbox = bwrap, but bubblewrap"):
+        detect("bwrap")
+
+
+def test_unknown_level_is_refused() -> None:
+    with pytest.raises(SandboxError, match="unknown sandbox level 'docker'"):
+        detect("docker")
+
+
+def test_none_level_asks_before_every_command(worktree: Worktree, user_home: Path) -> None:
+    asked: list[str] = []
+
+    def approve(command: str) -> bool:
+        asked.append(command)
+        return command.startswith("echo")
+
+    choice = choose_shell("none", worktree=worktree, approve=approve, user_home=user_home)
+    assert choice.level == "none"
+    assert NONE_WARNING in choice.warnings
+    result = choice.shell.run("echo approved > out.txt", worktree.path, 30)
+    assert result.exit_code == 0
+    assert (worktree.path / "out.txt").read_text() == "approved\n"
+    with pytest.raises(CommandDeclined):
+        choice.shell.run("touch declined.txt", worktree.path, 30)
+    assert not (worktree.path / "declined.txt").exists()
+    assert asked == ["echo approved > out.txt", "touch declined.txt"]
+
+
+def test_none_level_without_a_hook_runs_nothing(worktree: Worktree) -> None:
+    choice = choose_shell("none", worktree=worktree)
+    with pytest.raises(CommandDeclined):
+        choice.shell.run("touch ran.txt", worktree.path, 30)
+    assert not (worktree.path / "ran.txt").exists()
+
+
+def test_none_level_still_clears_the_environment(
+    worktree: Worktree, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SECRET_TOKEN", "tok-NONE-LEVEL")
+    choice = choose_shell("none", worktree=worktree, approve=lambda c: True)
+    result = choice.shell.run("env", worktree.path, 30)
+    assert "tok-NONE-LEVEL" not in result.stdout
+    assert "HOME=" in result.stdout
+
+
+def test_root_warning_matches_the_user(worktree: Worktree) -> None:
+    choice = choose_shell("none", worktree=worktree)
+    assert (ROOT_WARNING in choice.warnings) == (os.geteuid() == 0)
+
+
+def test_shell_without_a_worktree_gets_a_private_workdir(tmp_path: Path) -> None:
+    choice = choose_shell(
+        "auto", worktree=None, private_dir=tmp_path / "private", approve=lambda c: True
+    )
+    work = tmp_path / "private" / "work"
+    result = choice.shell.run("echo ok > f && cat f", work, 30)
+    assert result.stdout == "ok\n"
