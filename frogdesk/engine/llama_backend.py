@@ -1,0 +1,375 @@
+"""The `llama` backend: an embedded llama.cpp model that never re-reads the conversation."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import llama_cpp
+
+from frogdesk.engine.llama_context import ContextParams, DecodeError, LlamaContext
+from frogdesk.engine.llama_generation import ReplyRun
+from frogdesk.engine.llama_log import LlamaLogCapture, buffer_sizes
+from frogdesk.engine.llama_model import LlamaModel
+from frogdesk.engine.llama_segments import (
+    Segment,
+    render_appended,
+    render_first,
+    reply_closing,
+)
+from frogdesk.engine.llama_transcript import TokenTranscript
+from frogdesk.engine.template import ChatTemplate, TemplateError
+from frogdesk.engine.types import (
+    BackendInfo,
+    EngineEvent,
+    Finished,
+    GenerationSettings,
+    Message,
+    ToolSchema,
+)
+
+
+@dataclass(frozen=True)
+class LlamaOptions:
+    """How the model is loaded and run; `LlamaBackend.like` reuses them for another file."""
+
+    n_ctx: int = 8192
+    n_threads: int = 4
+    n_gpu_layers: int = 0
+    flash_attn: bool = False
+    kv_cache_type: str = "f16"
+    seed: int | None = None
+    """Default seed for replies whose settings give none."""
+    n_batch: int = 512
+    max_snapshots: int = 4
+    """Recurrent-state snapshots kept for going back (hybrid models; ~50 MiB each for 4B)."""
+    verbose: bool = False
+    """Echo llama.cpp's log to stderr (it is always captured in `load_log`)."""
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a request changes: where the transcript is cut and what is appended."""
+
+    keep_messages: int
+    keep_pos: int
+    segment: Segment
+    history: list[int]
+    prompt: list[int]
+    messages: tuple[Message, ...]
+    key: str
+
+    @property
+    def prompt_len(self) -> int:
+        return self.keep_pos + len(self.history) + len(self.prompt)
+
+
+class LlamaBackend:
+    """A GGUF run in-process; the conversation is kept as tokens between replies."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        n_ctx: int = 8192,
+        n_threads: int = 4,
+        n_gpu_layers: int = 0,
+        flash_attn: bool = False,
+        kv_cache_type: str = "f16",
+        seed: int | None = None,
+        n_batch: int = 512,
+        max_snapshots: int = 4,
+        verbose: bool = False,
+    ) -> None:
+        self.options = LlamaOptions(
+            n_ctx, n_threads, n_gpu_layers, flash_attn, kv_cache_type, seed, n_batch,
+            max_snapshots, verbose,
+        )  # fmt: skip
+        self._log = LlamaLogCapture(verbose=verbose)
+        self.model = LlamaModel(Path(model_path), n_gpu_layers=n_gpu_layers, log=self._log)
+        try:
+            self.context = LlamaContext(
+                self.model,
+                ContextParams(min(n_ctx, self.model.n_ctx_train), n_threads, n_batch,
+                              flash_attn, kv_cache_type),
+            )  # fmt: skip
+            source = self.model.chat_template()
+            if source is None:
+                raise TemplateError(f"{model_path}: the GGUF has no chat template")
+            self.template = ChatTemplate(
+                source,
+                bos_token=self.model.piece(self.model.bos).decode("utf-8", "replace"),
+                eos_token=self.model.piece(self.model.eos).decode("utf-8", "replace"),
+            )
+            self._closing = reply_closing(self.template)
+        except BaseException:
+            self.model.close()
+            raise
+        self.load_log: list[str] = self._log.lines
+        """llama.cpp's log lines from loading the model and making the context."""
+        self.transcript = TokenTranscript()
+        self._busy = threading.Lock()
+
+    @classmethod
+    def like(cls, other: LlamaBackend, model_path: Path) -> LlamaBackend:
+        """A backend on another file (another quant) with the same options as `other`.
+
+        Follow with `prefill(messages, tools)` to carry a conversation over; its price in
+        tokens is `reprefill_cost`.
+        """
+        o = other.options
+        return cls(
+            model_path, n_ctx=o.n_ctx, n_threads=o.n_threads, n_gpu_layers=o.n_gpu_layers,
+            flash_attn=o.flash_attn, kv_cache_type=o.kv_cache_type, seed=o.seed,
+            n_batch=o.n_batch, max_snapshots=o.max_snapshots, verbose=o.verbose,
+        )  # fmt: skip
+
+    # Description ----------------------------------------------------------------
+
+    @property
+    def info(self) -> BackendInfo:
+        """The model file, its quant, where it runs and the context size."""
+        layers = int(llama_cpp.llama_model_n_layer(self.model.handle)) + 1
+        gpu = self.options.n_gpu_layers
+        if gpu == 0 or not llama_cpp.llama_supports_gpu_offload():
+            device = "CPU"
+        elif gpu < 0 or gpu >= layers:
+            device = "GPU"
+        else:
+            device = f"GPU {gpu}/{layers} layers"
+        return BackendInfo(
+            kind="llama",
+            model=str(self.model.path),
+            quant=_quant_name(self.model.header.metadata.get("general.file_type")),
+            device=device,
+            context_size=self.context.n_ctx,
+        )
+
+    def buffer_sizes(self) -> dict[str, float]:
+        """Buffer sizes (MiB) llama.cpp reported at load: model weights, KV, recurrent, compute."""
+        return buffer_sizes(self.load_log)
+
+    def last_logits(self) -> list[float]:
+        """Logits after the last evaluated token (for checks against a fresh prefill)."""
+        return self.context.logits()
+
+    # Planning -------------------------------------------------------------------
+
+    def _tokenize_first(self, text: str) -> list[int]:
+        bos_text = self.template.bos_token
+        add = self.model.add_bos and not (bos_text and text.startswith(bos_text))
+        return self.model.tokenize(text, add_special=add)
+
+    def _feasible(self, pos: int) -> bool:
+        t = self.transcript
+        if pos >= t.n_past or pos == 0 or not self.model.is_hybrid:
+            return True
+        return any(b.pos == pos and b.captured and b.state for b in t.boundaries)
+
+    def _plan(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        *,
+        enable_thinking: bool,
+        generation_prompt: bool,
+    ) -> _Plan:
+        t = self.transcript
+        key = json.dumps([list(tools), enable_thinking], sort_keys=True, default=str)
+        k = t.common_prefix(messages) if t.context_key == key else 0
+        options = [(k, t.covered)] if k == len(t.messages) and k > 0 else []
+        options += [(b.n_messages, b.pos) for b in reversed(t.boundaries) if b.n_messages <= k]
+        for n, pos in [*options, (0, 0)]:
+            if n > 0 and not self._feasible(pos):
+                continue
+            try:
+                if n == 0:
+                    seg = render_first(self.template, messages, tools,
+                                       enable_thinking=enable_thinking,
+                                       generation_prompt=generation_prompt)  # fmt: skip
+                    history = self._tokenize_first(seg.history)
+                else:
+                    seg = render_appended(self.template, messages[n - 1].role == "assistant",
+                                          messages[n:], enable_thinking=enable_thinking,
+                                          generation_prompt=generation_prompt)  # fmt: skip
+                    history = self.model.tokenize(seg.history)
+            except TemplateError:
+                if n == 0:
+                    raise
+                continue
+            prompt = self.model.tokenize(seg.generation_prompt)
+            return _Plan(n, pos, seg, history, prompt, tuple(messages), key)
+        raise AssertionError("unreachable: the full render is always an option")
+
+    def _apply(self, plan: _Plan) -> None:
+        t = self.transcript
+        ctx = self.context
+        if plan.keep_pos == 0:
+            if t.n_past > 0:
+                ctx.clear()
+            t.reset()
+        else:
+            if plan.keep_pos < t.n_past:
+                point = next(b for b in t.boundaries if b.pos == plan.keep_pos)
+                ok = ctx.restore(point.state, point.pos) if point.state else ctx.trim(point.pos)
+                if not ok:
+                    ctx.clear()
+                    t.reset()
+                    raise DecodeError("could not return to an earlier turn; context cleared")
+                t.n_past = plan.keep_pos
+            t.cut(plan.keep_pos, plan.keep_messages)
+        t.tokens.extend(plan.history)
+        t.messages.extend(plan.messages[plan.keep_messages :])
+        t.covered = len(t.tokens)
+        t.add_boundary(len(t.messages), t.covered)
+        t.tokens.extend(plan.prompt)
+        t.context_key = plan.key
+
+    def catch_up(self, cancel: threading.Event | None = None) -> int:
+        """Decode every transcript token not yet evaluated, capturing turn boundaries on the way.
+
+        Returns the number of tokens decoded (fewer when `cancel` was set).
+        """
+        t = self.transcript
+        decoded = 0
+        while t.n_past < len(t.tokens):
+            if cancel is not None and cancel.is_set():
+                break
+            pending = t.pending_boundaries(len(t.tokens))
+            stop = pending[0].pos if pending else len(t.tokens)
+            start = t.n_past
+            n = self.context.decode(
+                t.tokens[start:stop],
+                start,
+                between_chunks=lambda _done: not (cancel is not None and cancel.is_set()),
+            )
+            t.n_past += n
+            decoded += n
+            t.schedule.append((start, n))
+            if pending and t.n_past == pending[0].pos:
+                boundary = pending[0]
+                boundary.captured = True
+                if self.model.is_hybrid:
+                    boundary.state = self.context.snapshot()
+                    t.drop_old_snapshots(self.options.max_snapshots)
+        return decoded
+
+    # Requests -------------------------------------------------------------------
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> int:
+        """Tokens of the whole rendered prompt, generation prompt included."""
+        seg = render_first(self.template, messages, tools, enable_thinking=True)
+        return len(self._tokenize_first(seg.history + seg.generation_prompt))
+
+    def reprefill_cost(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        *,
+        enable_thinking: bool = True,
+    ) -> int:
+        """Tokens `prefill` would evaluate to bring this backend up to `messages`."""
+        plan = self._plan(messages, tools, enable_thinking=enable_thinking, generation_prompt=False)
+        return plan.prompt_len - min(self.transcript.n_past, plan.keep_pos)
+
+    def prefill(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        *,
+        enable_thinking: bool = True,
+        cancel: threading.Event | None = None,
+    ) -> int:
+        """Evaluate `messages` (no generation prompt) so the next reply starts at once.
+
+        Returns the tokens evaluated.
+        """
+        with self._busy:
+            plan = self._plan(messages, tools, enable_thinking=enable_thinking,
+                              generation_prompt=False)  # fmt: skip
+            if plan.prompt_len > self.context.n_ctx:
+                raise ValueError(
+                    f"the conversation takes {plan.prompt_len} tokens, more than the "
+                    f"context of {self.context.n_ctx}"
+                )
+            self._apply(plan)
+            return self.catch_up(cancel)
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[EngineEvent]:
+        """Stream the next assistant reply; see `Backend.generate`."""
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError("this backend is already generating")
+        try:
+            yield from self._generate(messages, tools, settings, cancel)
+        finally:
+            self._busy.release()
+
+    def _generate(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        settings: GenerationSettings,
+        cancel: threading.Event | None,
+    ) -> Iterator[EngineEvent]:
+        try:
+            plan = self._plan(messages, tools, enable_thinking=settings.enable_thinking,
+                              generation_prompt=True)  # fmt: skip
+        except TemplateError as exc:
+            yield Finished("error", error=str(exc))
+            return
+        limit = min(self.context.n_ctx, settings.max_context)
+        if plan.prompt_len + 1 > limit:
+            yield Finished(
+                "max_context_len",
+                error=f"the prompt takes {plan.prompt_len} tokens; the context allows {limit}",
+            )
+            return
+        if settings.seed is None and self.options.seed is not None:
+            from dataclasses import replace
+
+            settings = replace(settings, seed=self.options.seed)
+        try:
+            self._apply(plan)
+        except DecodeError as exc:
+            yield Finished("error", error=str(exc))
+            return
+        run = ReplyRun(self, tools, settings, plan.segment.starts_in_reasoning, limit)
+        yield from run.events(cancel)
+        if run.recorded is not None:
+            self._record(run.recorded, run.ended_on_eog)
+
+    def _record(self, reply: Message, eog_piece: str) -> None:
+        """Keep a finished reply as a message of the transcript, closed as the template closes it."""
+        t = self.transcript
+        closing = self._closing
+        glue = closing[len(eog_piece) :] if eog_piece and closing.startswith(eog_piece) else closing
+        t.tokens.extend(self.model.tokenize(glue) if glue else [])
+        t.messages.append(reply)
+        t.covered = len(t.tokens)
+        t.add_boundary(len(t.messages), t.covered)
+
+    def close(self) -> None:
+        """Free the context and the model; llama.cpp's log goes back to its default handler."""
+        self.context.close()
+        self.model.close()
+        self._log.uninstall()
+
+
+def _quant_name(file_type: object) -> str:
+    if not isinstance(file_type, int):
+        return ""
+    from gguf import LlamaFileType
+
+    try:
+        return LlamaFileType(file_type).name.removeprefix("MOSTLY_").removeprefix("ALL_")
+    except ValueError:
+        return str(file_type)

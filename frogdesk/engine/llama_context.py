@@ -1,0 +1,164 @@
+"""One llama.cpp context on sequence 0: decoding, logits, memory trimming and state snapshots."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import llama_cpp
+
+from frogdesk.engine.llama_errors import ModelLoadError
+from frogdesk.engine.llama_model import KV_CACHE_TYPES, LlamaModel
+
+SEQ = 0
+"""The one sequence FrogDesk uses; llama_memory_seq_rm is always called with it, never -1."""
+PARTIAL = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
+
+
+@dataclass(frozen=True)
+class ContextParams:
+    """How a context is made: size, threads, batch, flash attention, KV-cache type."""
+
+    n_ctx: int = 8192
+    n_threads: int = 4
+    n_batch: int = 512
+    flash_attn: bool = False
+    kv_cache_type: str = "f16"
+
+
+class DecodeError(RuntimeError):
+    """llama_decode refused a batch (context full or out of memory)."""
+
+
+class LlamaContext:
+    """A context with a reusable batch; every position it holds is one of sequence 0."""
+
+    def __init__(self, model: LlamaModel, params: ContextParams) -> None:
+        if params.kv_cache_type not in KV_CACHE_TYPES:
+            names = ", ".join(KV_CACHE_TYPES)
+            raise ValueError(f"unknown KV-cache type {params.kv_cache_type!r} (one of {names})")
+        self.model = model
+        cparams = llama_cpp.llama_context_default_params()
+        cparams.n_ctx = params.n_ctx
+        cparams.n_batch = params.n_batch
+        cparams.n_ubatch = params.n_batch
+        cparams.n_seq_max = 1
+        cparams.n_threads = params.n_threads
+        cparams.n_threads_batch = params.n_threads
+        cparams.flash_attn_type = (
+            llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
+            if params.flash_attn
+            else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        )
+        cparams.type_k = KV_CACHE_TYPES[params.kv_cache_type]
+        cparams.type_v = KV_CACHE_TYPES[params.kv_cache_type]
+        cparams.no_perf = True
+        ctx = llama_cpp.llama_init_from_model(model.handle, cparams)
+        if not ctx:
+            lines = [line for line in model.log.lines[-5:] if line.strip()]
+            raise ModelLoadError(
+                model.path,
+                "context_failed",
+                "cannot create a context of "
+                f"{params.n_ctx} tokens: " + ("; ".join(lines) or "out of memory?"),
+            )
+        self._ctx: Any = ctx
+        self.n_ctx = int(llama_cpp.llama_n_ctx(ctx))
+        self.n_batch = int(llama_cpp.llama_n_batch(ctx))
+        self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+        self._mem = llama_cpp.llama_get_memory(ctx)
+
+    @property
+    def handle(self) -> Any:
+        """The `llama_context *` for low-level calls."""
+        if self._ctx is None:
+            raise RuntimeError("the context is closed")
+        return self._ctx
+
+    def decode(
+        self,
+        tokens: Sequence[int],
+        start: int,
+        *,
+        between_chunks: Callable[[int], bool] | None = None,
+    ) -> int:
+        """Decode `tokens` at positions start.. in batches; logits only for the last token.
+
+        `between_chunks(done)` runs after each batch; returning False stops early. Returns
+        the number of tokens decoded.
+        """
+        done = 0
+        batch = self._batch
+        while done < len(tokens):
+            chunk = tokens[done : done + self.n_batch]
+            last_chunk = done + len(chunk) == len(tokens)
+            for i, token in enumerate(chunk):
+                batch.token[i] = token
+                batch.pos[i] = start + done + i
+                batch.n_seq_id[i] = 1
+                batch.seq_id[i][0] = SEQ
+                batch.logits[i] = False
+            batch.logits[len(chunk) - 1] = last_chunk
+            batch.n_tokens = len(chunk)
+            rc = llama_cpp.llama_decode(self.handle, batch)
+            if rc != 0:
+                raise DecodeError(f"llama_decode failed with code {rc} at position {start + done}")
+            done += len(chunk)
+            if between_chunks is not None and not last_chunk and not between_chunks(done):
+                break
+        return done
+
+    def decode_one(self, token: int, pos: int) -> None:
+        """Decode a single token at `pos`, with logits (the generation step)."""
+        batch = self._batch
+        batch.token[0] = token
+        batch.pos[0] = pos
+        batch.n_seq_id[0] = 1
+        batch.seq_id[0][0] = SEQ
+        batch.logits[0] = True
+        batch.n_tokens = 1
+        rc = llama_cpp.llama_decode(self.handle, batch)
+        if rc != 0:
+            raise DecodeError(f"llama_decode failed with code {rc} at position {pos}")
+
+    def logits(self) -> list[float]:
+        """A copy of the logits of the last decoded token."""
+        ptr = llama_cpp.llama_get_logits_ith(self.handle, -1)
+        return list(ptr[: self.model.n_vocab])
+
+    def clear(self) -> None:
+        """Forget every position (KV cache and recurrent state)."""
+        llama_cpp.llama_memory_clear(self._mem, True)
+
+    def trim(self, pos: int) -> bool:
+        """Drop positions >= pos of sequence 0; False when the memory cannot (recurrent state)."""
+        return bool(llama_cpp.llama_memory_seq_rm(self._mem, SEQ, pos, -1))
+
+    def snapshot(self) -> bytes:
+        """The recurrent part of sequence 0's state (constant size; empty for a transformer)."""
+        size = int(llama_cpp.llama_state_seq_get_size_ext(self.handle, SEQ, PARTIAL))
+        buf = (ctypes.c_uint8 * size)()
+        written = int(llama_cpp.llama_state_seq_get_data_ext(self.handle, buf, size, SEQ, PARTIAL))
+        return bytes(buf[:written])
+
+    def restore(self, data: bytes, pos: int) -> bool:
+        """Restore a `snapshot` taken when sequence 0 held exactly `pos` tokens.
+
+        Sets the recurrent state back, then drops the attention cache from `pos` on.
+        """
+        buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        read = int(
+            llama_cpp.llama_state_seq_set_data_ext(self.handle, buf, len(data), SEQ, PARTIAL)
+        )
+        if read == 0 and data:
+            return False
+        return self.trim(pos)
+
+    def close(self) -> None:
+        """Free the batch and the context."""
+        if self._ctx is not None:
+            llama_cpp.llama_batch_free(self._batch)
+            llama_cpp.llama_free(self._ctx)
+            self._ctx = None

@@ -1,0 +1,139 @@
+"""The sampler chain: vendor and GGUF defaults, seeds, and the tool-call grammar."""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import llama_cpp
+
+from frogdesk.engine.grammar import ToolGrammar
+from frogdesk.engine.llama_model import LlamaModel, SamplingDefaults
+from frogdesk.engine.types import GenerationSettings
+
+VENDOR_TEMPERATURE = 0.6
+"""FrogNano's vendor samples at temperature 0.6."""
+RANDOM_SEED = 0xFFFFFFFF
+"""llama.cpp's LLAMA_DEFAULT_SEED: a fresh random seed."""
+
+
+@dataclass(frozen=True)
+class SamplerSettings:
+    """Resolved sampling values for one reply."""
+
+    temperature: float
+    top_k: int = 0
+    top_p: float = 1.0
+    min_p: float = 0.0
+    seed: int = RANDOM_SEED
+
+
+def resolve(settings: GenerationSettings, defaults: SamplingDefaults) -> SamplerSettings:
+    """Explicit settings first, then the GGUF's `general.sampling.*`, then the vendor's."""
+
+    def pick(value: Any, fallback: Any, vendor: Any) -> Any:
+        if value is not None:
+            return value
+        return fallback if fallback is not None else vendor
+
+    return SamplerSettings(
+        temperature=float(pick(settings.temperature, defaults.temperature, VENDOR_TEMPERATURE)),
+        top_k=int(pick(settings.top_k, defaults.top_k, 0)),
+        top_p=float(pick(settings.top_p, defaults.top_p, 1.0)),
+        min_p=float(pick(settings.min_p, defaults.min_p, 0.0)),
+        seed=RANDOM_SEED if settings.seed is None else settings.seed & 0xFFFFFFFF,
+    )
+
+
+@dataclass(frozen=True)
+class GrammarUse:
+    """How a grammar joins the chain: from the start, or lazily on trigger tokens/patterns."""
+
+    grammar: ToolGrammar
+    lazy: bool
+    trigger_tokens: tuple[int, ...] = ()
+    trigger_patterns: tuple[str, ...] = ()
+
+
+class Sampler:
+    """A llama.cpp sampler chain; `sample` picks the next token and advances the grammar."""
+
+    def __init__(
+        self,
+        model: LlamaModel,
+        settings: SamplerSettings,
+        *,
+        grammar: GrammarUse | None = None,
+        banned: Sequence[int] = (),
+        seed_offset: int = 0,
+    ) -> None:
+        params = llama_cpp.llama_sampler_chain_default_params()
+        params.no_perf = True
+        self._chain: Any = llama_cpp.llama_sampler_chain_init(params)
+        self._add_all(model, settings, grammar, banned, seed_offset)
+
+    def _add(self, sampler: Any) -> None:
+        if not sampler:
+            raise ValueError("llama.cpp refused a sampler (bad grammar?)")
+        llama_cpp.llama_sampler_chain_add(self._chain, sampler)
+
+    def _add_all(
+        self,
+        model: LlamaModel,
+        s: SamplerSettings,
+        grammar: GrammarUse | None,
+        banned: Sequence[int],
+        seed_offset: int,
+    ) -> None:
+        if banned:
+            bias = (llama_cpp.llama_logit_bias * len(banned))()
+            for i, token in enumerate(banned):
+                bias[i].token = llama_cpp.llama_token(token)
+                bias[i].bias = float("-inf")
+            self._add(llama_cpp.llama_sampler_init_logit_bias(model.n_vocab, len(banned), bias))
+        if grammar is not None:
+            self._add(_grammar_sampler(model, grammar))
+        if s.temperature <= 0:
+            self._add(llama_cpp.llama_sampler_init_greedy())
+            return
+        if s.top_k > 0:
+            self._add(llama_cpp.llama_sampler_init_top_k(s.top_k))
+        if s.top_p < 1.0:
+            self._add(llama_cpp.llama_sampler_init_top_p(s.top_p, 1))
+        if s.min_p > 0.0:
+            self._add(llama_cpp.llama_sampler_init_min_p(s.min_p, 1))
+        self._add(llama_cpp.llama_sampler_init_temp(s.temperature))
+        seed = s.seed if s.seed == RANDOM_SEED else (s.seed + seed_offset) & 0x7FFFFFFF
+        self._add(llama_cpp.llama_sampler_init_dist(seed))
+
+    def sample(self, ctx: Any) -> int:
+        """Sample from the last logits of `ctx` (and accept the token into the chain)."""
+        return int(llama_cpp.llama_sampler_sample(self._chain, ctx, -1))
+
+    def close(self) -> None:
+        """Free the chain and every sampler in it."""
+        if self._chain is not None:
+            llama_cpp.llama_sampler_free(self._chain)
+            self._chain = None
+
+
+def _grammar_sampler(model: LlamaModel, use: GrammarUse) -> Any:
+    text = use.grammar.text.encode("utf-8")
+    root = use.grammar.root.encode("utf-8")
+    if not use.lazy:
+        return llama_cpp.llama_sampler_init_grammar(model.vocab, text, root)
+    patterns = (ctypes.c_char_p * max(1, len(use.trigger_patterns)))()
+    for i, pattern in enumerate(use.trigger_patterns):
+        patterns[i] = pattern.encode("utf-8")
+    tokens = (llama_cpp.llama_token * max(1, len(use.trigger_tokens)))(*use.trigger_tokens)
+    return llama_cpp.llama_sampler_init_grammar_lazy_patterns(
+        model.vocab,
+        text,
+        root,
+        patterns,
+        len(use.trigger_patterns),
+        tokens,
+        len(use.trigger_tokens),
+    )
