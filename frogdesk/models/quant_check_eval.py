@@ -37,7 +37,7 @@ def _auto_batch(path: Path) -> int:
     """A batch size whose all-token logits stay near the budget for this vocabulary."""
     import llama_cpp
 
-    probe = llama_cpp.Llama(model_path=str(path), vocab_only=True, verbose=False)
+    probe = llama_cpp.Llama(model_path=str(path), vocab_only=True, n_ctx=64, verbose=False)
     try:
         n_vocab = int(probe.n_vocab())
     finally:

@@ -18,7 +18,8 @@ _CALL_RE = re.compile(r"\A\s*<tool_call>\s*<function=([A-Za-z_][\w.\-]*)>")
 def rest_logp(top_logp: FloatArray) -> FloatArray:
     """Log of the probability mass outside the given top-k log-probs (per row)."""
     mass = 1.0 - np.exp(top_logp.astype(np.float64)).sum(axis=-1)
-    return np.log(np.maximum(mass, _MIN_MASS)).astype(np.float32)
+    out: FloatArray = np.log(np.maximum(mass, _MIN_MASS)).astype(np.float32)
+    return out
 
 
 def compact(logp: FloatArray, k: int) -> tuple[IntArray, FloatArray, FloatArray, IntArray]:
@@ -44,7 +45,8 @@ def kl_to_compact(
     has_rest = np.exp(p_rest) > _MIN_MASS
     kl += np.where(has_rest, np.exp(p_rest) * (p_rest - q_rest), 0.0)
     # The coarsened KL is non-negative; clip float noise so a model against itself reads 0.
-    return np.maximum(kl, 0.0)
+    clipped: npt.NDArray[np.float64] = np.maximum(kl, 0.0)
+    return clipped
 
 
 def called_tool(continuation: str) -> str | None:

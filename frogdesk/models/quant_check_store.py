@@ -64,12 +64,14 @@ class ReferenceKey:
     corpus_digest: str
     window: int
     top_k: int
+    tokens: int  # cap on scored positions, -1 for the whole corpus
+    cases: int  # cap on tool-call cases, -1 for all
 
     def filename(self) -> str:
         """The reference's file name in the store."""
         return (
             f"{self.sha256[:32]}-c{self.corpus_version}-{self.corpus_digest}"
-            f"-w{self.window}-k{self.top_k}.npz"
+            f"-w{self.window}-k{self.top_k}-t{self.tokens}-n{self.cases}.npz"
         )
 
 
