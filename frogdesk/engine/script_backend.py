@@ -8,12 +8,12 @@ emits it after the generation prompt (reasoning, `</think>`, content, XML tool c
 from __future__ import annotations
 
 import json
-import math
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from frogdesk.engine.estimate import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens
 from frogdesk.engine.toolcall_parser import QwenXmlToolParser
 from frogdesk.engine.types import (
     BackendInfo,
@@ -28,9 +28,6 @@ from frogdesk.engine.types import (
     Usage,
 )
 
-CHARS_PER_TOKEN = 4
-"""The estimate used for token counts: about four characters per token."""
-
 
 class ScriptError(ValueError):
     """The script file is missing or malformed; the message names the file and line."""
@@ -43,11 +40,6 @@ class ScriptedReply:
     line: int
     text: str = ""
     error: str = ""
-
-
-def estimate_tokens(text: str) -> int:
-    """An estimate of the tokens in `text` (characters / 4, rounded up)."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def read_script(path: Path) -> list[ScriptedReply]:
@@ -76,18 +68,6 @@ def read_script(path: Path) -> list[ScriptedReply]:
                 f'(or "error"), got {line.strip()[:80]}'
             )
     return replies
-
-
-def estimate_prompt_tokens(messages: Sequence[Message], tools: Sequence[ToolSchema]) -> int:
-    """An estimate of the prompt's tokens from the messages' and tools' text."""
-    size = sum(len(json.dumps(tool, ensure_ascii=False)) for tool in tools)
-    for message in messages:
-        size += len(message.content) + len(message.reasoning) + 16
-        size += sum(
-            len(call.name) + len(json.dumps(call.arguments, ensure_ascii=False))
-            for call in message.tool_calls
-        )
-    return math.ceil(size / CHARS_PER_TOKEN)
 
 
 class ScriptBackend:

@@ -1,0 +1,346 @@
+"""The `openai` backend: any OpenAI-compatible `/v1/chat/completions` endpoint, streamed."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from frogdesk.engine.estimate import estimate_prompt_tokens
+from frogdesk.engine.openai_stream import ChunkAssembler, StreamError, iter_sse_data
+from frogdesk.engine.types import (
+    BackendInfo,
+    EngineEvent,
+    Finished,
+    GenerationSettings,
+    Message,
+    ToolCallError,
+    ToolCallEvent,
+    ToolSchema,
+)
+
+VENDOR_TEMPERATURE = 0.6
+"""The sampling temperature the vendor evaluated FrogNano with."""
+_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+class EndpointError(ValueError):
+    """The endpoint URL cannot be used."""
+
+
+class _RequestFailed(Exception):
+    """A request failed for good; the message is shown to the user."""
+
+    def __init__(self, message: str, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class _Cancelled(Exception):
+    """The caller cancelled while the request was being made."""
+
+
+def wire_message(message: Message) -> dict[str, Any]:
+    """A message in the OpenAI chat format (tool-call arguments as a JSON string)."""
+    out: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.role == "assistant" and message.reasoning:
+        out["reasoning_content"] = message.reasoning
+    if message.tool_calls:
+        out["tool_calls"] = [
+            {
+                "id": call.id or f"call_{index}",
+                "type": "function",
+                "function": {
+                    "name": call.name,
+                    "arguments": json.dumps(call.arguments, ensure_ascii=False),
+                },
+            }
+            for index, call in enumerate(message.tool_calls)
+        ]
+    if message.role == "tool":
+        out["tool_call_id"] = message.tool_call_id
+        if message.name:
+            out["name"] = message.name
+    return out
+
+
+def _server_message(body: bytes) -> str:
+    text = body.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return text[:500] or "(empty body)"
+    error = data.get("error", data) if isinstance(data, dict) else data
+    if isinstance(error, dict):
+        return str(error.get("message") or error)[:500]
+    return str(error)[:500]
+
+
+class _CancelWatcher:
+    """Shuts the socket down when `cancel` is set, so a blocked read returns at once."""
+
+    def __init__(self, cancel: threading.Event | None, conn: http.client.HTTPConnection) -> None:
+        self._done = threading.Event()
+        self._cancel = cancel
+        self._conn = conn
+        self._thread: threading.Thread | None = None
+        if cancel is not None:
+            self._thread = threading.Thread(target=self._watch, name="openai-cancel", daemon=True)
+            self._thread.start()
+
+    def _watch(self) -> None:
+        assert self._cancel is not None
+        while not self._done.is_set():
+            if self._cancel.wait(0.05):
+                sock = self._conn.sock
+                if sock is not None:
+                    with contextlib.suppress(OSError):
+                        sock.shutdown(socket.SHUT_RDWR)
+                return
+
+    def stop(self) -> None:
+        """Stop watching (the request is over)."""
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+class OpenAIBackend:
+    """Streams replies from an OpenAI-compatible server (llama-server, SGLang, vLLM, ...).
+
+    `endpoint` is the API base, e.g. `http://gpu:8000/v1` (a full `.../chat/completions`
+    URL works too). The API key comes from `api_key` or the OPENAI_API_KEY environment
+    variable. Connection failures and 429/5xx answers are retried `retries` times with
+    exponential backoff, but only before any token has streamed.
+    """
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        model: str = "",
+        api_key: str | None = None,
+        connect_timeout: float = 10.0,
+        read_timeout: float = 600.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+    ) -> None:
+        parts = urlsplit(endpoint.strip())
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise EndpointError(
+                f"the endpoint {endpoint!r} is not an http(s) URL such as http://localhost:8000/v1"
+            )
+        self.endpoint = endpoint.strip()
+        self._https = parts.scheme == "https"
+        self._host = parts.hostname
+        try:
+            self._port = parts.port
+        except ValueError:
+            raise EndpointError(f"the endpoint {endpoint!r} has an invalid port") from None
+        path = parts.path.rstrip("/")
+        if path.endswith("/chat/completions"):
+            path = path[: -len("/chat/completions")]
+        self._base_path = path
+        self._model = model
+        self._api_key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY", "")
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._retries = max(retries, 0)
+        self._backoff = backoff
+
+    @property
+    def info(self) -> BackendInfo:
+        """The endpoint and the model name sent to it."""
+        return BackendInfo(kind="openai", model=self._model or self.endpoint, device="remote")
+
+    # HTTP ------------------------------------------------------------------------
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._https:
+            return http.client.HTTPSConnection(
+                self._host, self._port, timeout=self._connect_timeout
+            )
+        return http.client.HTTPConnection(self._host, self._port, timeout=self._connect_timeout)
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def _open(
+        self, method: str, path: str, body: bytes | None, cancel: threading.Event | None
+    ) -> tuple[http.client.HTTPConnection, http.client.HTTPResponse]:
+        """Send one request, retrying connection failures and 429/5xx answers."""
+        url = self._url(path)
+        attempt = 0
+        while True:
+            conn = self._connection()
+            retryable = True
+            status = 0
+            try:
+                conn.connect()
+            except OSError as exc:
+                failure = f"cannot connect to {url}: {exc.strerror or exc}"
+            else:
+                try:
+                    if conn.sock is not None:
+                        conn.sock.settimeout(self._read_timeout)
+                    conn.request(method, self._base_path + path, body=body, headers=self._headers())
+                    response = conn.getresponse()
+                except TimeoutError:
+                    conn.close()
+                    raise _RequestFailed(
+                        f"{url} did not answer within {self._read_timeout:g} s"
+                    ) from None
+                except (OSError, http.client.HTTPException) as exc:
+                    failure = f"the connection to {url} failed: {exc}"
+                else:
+                    if response.status < 300:
+                        return conn, response
+                    status = response.status
+                    failure = (
+                        f"{url} answered HTTP {status}: {_server_message(response.read(4096))}"
+                    )
+                    retryable = status in _RETRY_STATUS
+            conn.close()
+            if not retryable or attempt >= self._retries:
+                tries = f" (after {attempt + 1} attempts)" if attempt else ""
+                raise _RequestFailed(failure + tries, status)
+            delay = self._backoff * 2**attempt
+            attempt += 1
+            if cancel is not None:
+                if cancel.wait(delay):
+                    raise _Cancelled
+            else:
+                time.sleep(delay)
+
+    def _url(self, path: str) -> str:
+        scheme = "https" if self._https else "http"
+        port = f":{self._port}" if self._port else ""
+        return f"{scheme}://{self._host}{port}{self._base_path}{path}"
+
+    def _model_name(self, cancel: threading.Event | None) -> str:
+        """The configured model, else the first one the server lists at /models."""
+        if self._model:
+            return self._model
+        conn, response = self._open("GET", "/models", None, cancel)
+        try:
+            data = json.loads(response.read())
+            self._model = str(data["data"][0]["id"])
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise _RequestFailed(
+                f"{self._url('/models')} did not list a model; set openai_model to the model's name"
+            ) from None
+        finally:
+            conn.close()
+        return self._model
+
+    # Generation ------------------------------------------------------------------
+
+    def request_body(
+        self,
+        model: str,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        settings: GenerationSettings,
+    ) -> dict[str, Any]:
+        """The JSON body of a streamed chat-completion request."""
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [wire_message(m) for m in messages],
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "max_tokens": settings.max_tokens,
+            "temperature": VENDOR_TEMPERATURE
+            if settings.temperature is None
+            else settings.temperature,
+        }
+        for key in ("top_p", "top_k", "min_p", "seed"):
+            value = getattr(settings, key)
+            if value is not None:
+                body[key] = value
+        if tools:
+            body["tools"] = list(tools)
+            body["tool_choice"] = settings.tool_choice
+        if not settings.enable_thinking:
+            body["chat_template_kwargs"] = {"enable_thinking": False}
+        return body
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[EngineEvent]:
+        """Stream the server's reply as engine events; always ends with one `Finished`."""
+        try:
+            model = self._model_name(cancel)
+            body = json.dumps(self.request_body(model, messages, tools, settings)).encode()
+            conn, response = self._open("POST", "/chat/completions", body, cancel)
+        except _Cancelled:
+            yield Finished("cancelled")
+            return
+        except _RequestFailed as exc:
+            context = exc.status == 400 and "context" in str(exc).lower()
+            yield Finished("max_context_len" if context else "error", error=str(exc))
+            return
+        yield from self._stream(conn, response, tools, settings, cancel)
+
+    def _stream(
+        self,
+        conn: http.client.HTTPConnection,
+        response: http.client.HTTPResponse,
+        tools: Sequence[ToolSchema],
+        settings: GenerationSettings,
+        cancel: threading.Event | None,
+    ) -> Iterator[EngineEvent]:
+        assembler = ChunkAssembler(tools, thinking=settings.enable_thinking)
+        watcher = _CancelWatcher(cancel, conn)
+        failure = ""
+        try:
+            for payload in iter_sse_data(response):
+                if cancel is not None and cancel.is_set():
+                    break
+                yield from assembler.add(payload)
+        except StreamError as exc:
+            failure = f"{self._url('/chat/completions')}: {exc}"
+        except (OSError, http.client.HTTPException) as exc:
+            if not (cancel is not None and cancel.is_set()):
+                failure = f"the stream from {self._url('/chat/completions')} broke: {exc}"
+        finally:
+            watcher.stop()
+            conn.close()
+        if cancel is not None and cancel.is_set():
+            yield Finished("cancelled", raw_text=assembler.raw_text())
+            return
+        if failure:
+            yield Finished("error", error=failure, raw_text=assembler.raw_text())
+            return
+        if assembler.finish_reason is None:
+            yield Finished(
+                "error",
+                error=f"the stream from {self._url('/chat/completions')} ended before the reply finished",
+                raw_text=assembler.raw_text(),
+            )
+            return
+        called = False
+        for event in assembler.finish():
+            called = called or isinstance(event, ToolCallEvent | ToolCallError)
+            yield event
+        yield Finished(assembler.reason(called=called), raw_text=assembler.raw_text())
+
+    def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> int:
+        """An estimate (characters / 4): the server's tokenizer is not at hand."""
+        return estimate_prompt_tokens(messages, tools)
+
+    def close(self) -> None:
+        """Nothing is held between requests."""
