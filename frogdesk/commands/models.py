@@ -1,14 +1,397 @@
-"""`frogdesk models`: not built yet."""
+"""`frogdesk models`: list, pull, inspect, remove and import GGUF models."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
+import threading
+from pathlib import Path
 from typing import Any
 
-from frogdesk.commands.common import not_built
+from frogdesk.commands.common import UserError, config_path, load_settings
+from frogdesk.config import Settings
+from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
+from frogdesk.models.download import Progress
+from frogdesk.models.errors import ModelError
+from frogdesk.models.hub import hub_token, list_repo, resolve_endpoint
+from frogdesk.models.inspect import inspect_gguf
+from frogdesk.models.local import all_local, frogdesk_models, import_model
+from frogdesk.models.memory import largest_context, plan
+from frogdesk.models.pull import plan_pull, pull
+from frogdesk.models.resolve import resolve_local
+from frogdesk.models.spec import parse_spec
+from frogdesk.models.system_memory import available_memory
+from frogdesk.models.warnings import (
+    LICENSE_AMBIGUOUS,
+    ModelWarning,
+    acknowledge,
+    is_frognano,
+    license_key,
+    model_warnings,
+)
+from frogdesk.paths import AppPaths
+
+
+def human_bytes(n: float) -> str:
+    """Decimal units, as the Hub shows file sizes (2.80 GB)."""
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+        n /= 1000
+    return f"{n:.2f} TB"
+
+
+def _context(args: argparse.Namespace, settings: Settings) -> int:
+    explicit: int | None = getattr(args, "context", None)
+    return explicit or settings.context_size or settings.max_context_tokens
+
+
+def _show_warnings(
+    warnings: list[ModelWarning] | tuple[ModelWarning, ...],
+    settings: Settings,
+    key: str,
+    config_file: Path,
+) -> None:
+    """Print warnings on stderr; remember the once-per-model license notice."""
+    for warning in warnings:
+        print(f"{warning.level}: {warning.text} [{warning.id}]", file=sys.stderr)
+        if warning.id == LICENSE_AMBIGUOUS and key:
+            settings.acknowledged = acknowledge(
+                config_file, settings.acknowledged, license_key(key)
+            )
+
+
+def _table(rows: list[CatalogRow]) -> str:
+    header = ("FILE", "QUANT", "BITS", "SIZE", "ON DISK", "FIT", "WARNINGS")
+    lines = [header]
+    for row in rows:
+        quant = ("i1-" if row.name.imatrix else "") + (row.name.quant or "?")
+        if row.name.mmproj:
+            quant = "mmproj"
+        lines.append(
+            (
+                row.label,
+                quant,
+                f"{row.name.bits:g}" if row.name.bits else "-",
+                human_bytes(row.size),
+                "yes" if row.local_path else "no",
+                row.fit,
+                ",".join(w.id for w in row.warnings) or "-",
+            )
+        )
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join(
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
+    )
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """List a repo's quants (from the Hub or its saved listing) or the models on disk."""
+    settings = load_settings(args)
+    paths = AppPaths.default()
+    memory = available_memory()
+    context = _context(args, settings)
+    local = all_local(paths.models_dir)
+    if args.repo:
+        spec = parse_spec(args.repo, settings.aliases)
+        if spec.kind != "repo":
+            raise UserError(
+                f"{args.repo}: `models list` takes a repo; use `models info` for a file"
+            )
+        endpoint = resolve_endpoint(args.endpoint, settings.hf_endpoint)
+        listing = list_repo(
+            spec.repo,
+            endpoint=endpoint,
+            cache_dir=paths.cache_dir,
+            revision=spec.revision,
+            token=hub_token(),
+        )
+        rows = repo_rows(
+            listing, local, memory, context, settings.acknowledged, settings.kv_cache_type
+        )
+        source = "saved listing (offline)" if listing.from_cache else endpoint
+    else:
+        rows = local_rows(local, memory, context, settings.acknowledged, settings.kv_cache_type)
+        source = "this machine"
+    if args.json:
+        print(
+            json.dumps(
+                {"source": source, "context": context, "models": [r.to_dict() for r in rows]},
+                indent=2,
+            )
+        )
+        return 0
+    if not rows:
+        print(
+            "no models found" + ("" if args.repo else "; pull one with `frogdesk models pull SPEC`")
+        )
+        return 0
+    print(_table(rows))
+    print(
+        f"\nfrom {source}; fit at {context:,} tokens of context; FIT~ is judged from the file size "
+        "alone (pull or inspect a quant of the repo for its KV cache)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _progress_line(p: Progress) -> None:
+    eta = f"{p.eta:.0f}s" if p.eta is not None else "?"
+    print(
+        f"\r{p.file}: {human_bytes(p.done)} / {human_bytes(p.total)}  {human_bytes(p.rate)}/s  ETA {eta}   ",
+        end="" if p.done < p.total else "\n",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def cmd_pull(args: argparse.Namespace) -> int:
+    """Download (or resume) a model; verified against the Hub's sha256 before it is used."""
+    settings = load_settings(args)
+    paths = AppPaths.default()
+    spec = parse_spec(args.spec, settings.aliases)
+    if spec.kind != "repo":
+        raise UserError(f"{args.spec} is a local file; use `frogdesk models import {args.spec}`")
+    endpoint = resolve_endpoint(args.endpoint, settings.hf_endpoint)
+    token = hub_token()
+    listing = list_repo(
+        spec.repo, endpoint=endpoint, cache_dir=paths.cache_dir, revision=spec.revision, token=token
+    )
+    chosen = plan_pull(spec, listing, paths.models_dir)
+    frog = is_frognano(spec.repo, chosen.group.name.path)
+    _show_warnings(
+        model_warnings(chosen.group.name, frog, settings.acknowledged, spec.repo),
+        settings,
+        spec.repo,
+        config_path(args),
+    )
+    print(
+        f"pulling {chosen.group.label} ({human_bytes(chosen.total_bytes)}) from {endpoint}",
+        file=sys.stderr,
+    )
+    cancel = threading.Event()
+    try:
+        files = pull(
+            spec, listing, paths.models_dir, token=token, progress=_progress_line, cancel=cancel
+        )
+    except KeyboardInterrupt:
+        cancel.set()
+        raise UserError(
+            "interrupted; the partial download is kept, run the same command to resume", 130
+        ) from None
+    print(files[0])
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Metadata, memory estimate, offload plan and warnings of a local model."""
+    settings = load_settings(args)
+    spec = parse_spec(args.spec, settings.aliases)
+    path = spec.path if spec.kind == "path" and spec.path else resolve_local(args.spec, settings)
+    info = inspect_gguf(path)
+    memory = available_memory()
+    context = min(_context(args, settings), info.context_length or _context(args, settings))
+    chosen = plan(info, context, memory, settings.kv_cache_type, settings.flash_attn)
+    top = largest_context(info, memory, settings.kv_cache_type, settings.flash_attn)
+    from frogdesk.models.spec import parse_filename
+
+    name = parse_filename(path.name)
+    assert name is not None
+    key = spec.repo or info.name or path.name
+    frog = is_frognano(spec.repo, path.name, info.name)
+    warnings = model_warnings(name, frog or False, settings.acknowledged, key)
+    if info.is_mmproj and not name.mmproj:
+        warnings = model_warnings(
+            parse_filename("mmproj-" + path.name) or name, frog, settings.acknowledged, key
+        )
+    if args.json:
+        est = chosen.estimate
+        out: dict[str, Any] = {
+            "metadata": info.to_dict(),
+            "estimate": {**est.__dict__, "total": est.total},
+            "plan": {
+                "offload": chosen.offload,
+                "gpu_layers": chosen.gpu_layers,
+                "fits": chosen.fits,
+                "note": chosen.note,
+            },
+            "largest_context": top,
+            "memory": memory.__dict__,
+            "warnings": [w.__dict__ for w in warnings],
+        }
+        print(json.dumps(out, indent=2, default=str))
+        _show_warnings(
+            [w for w in warnings if w.id == LICENSE_AMBIGUOUS], settings, key, config_path(args)
+        )
+        return 0
+    est = chosen.estimate
+    kv = f"{info.full_attention_layers} of {info.block_count} layers, {info.head_count_kv} KV heads x {info.key_length}"
+    rows = [
+        ("file", str(path) + (f" (+{len(info.parts) - 1} parts)" if len(info.parts) > 1 else "")),
+        ("architecture", info.architecture),
+        ("name", info.name or "-"),
+        ("parameters", f"{info.parameters:,}"),
+        ("quant", f"{info.file_type} ({info.bits_per_weight:.2f} bits per weight)"),
+        ("context length", f"{info.context_length:,}"),
+        (
+            "layers",
+            f"{info.block_count}" + (f" (+{info.nextn_layers} MTP)" if info.nextn_layers else ""),
+        ),
+        ("full attention", kv + f", interval {info.full_attention_interval}"),
+        (
+            "recurrent",
+            f"{info.recurrent_layers} layers, state {info.ssm_state_size}, inner {info.ssm_inner_size}"
+            if info.recurrent_layers
+            else "none",
+        ),
+        ("chat template", "yes" if info.chat_template else "no"),
+        (
+            "sampling defaults",
+            ", ".join(
+                f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                for k, v in info.sampling.items()
+            )
+            or "none in file",
+        ),
+        ("license field", info.license or "-"),
+        (
+            "estimate",
+            f"{human_bytes(est.total)} at {est.context:,} tokens: weights {human_bytes(est.weights)}, KV {human_bytes(est.kv_cache)}, recurrent {human_bytes(est.recurrent_state)}, compute {human_bytes(est.compute)}",
+        ),
+        (
+            "this machine",
+            f"{human_bytes(memory.ram_free)} RAM free"
+            + (
+                f", {human_bytes(memory.vram_free)} VRAM free ({memory.gpu_name})"
+                if memory.vram_free is not None
+                else ", no GPU offload"
+            ),
+        ),
+        ("plan", ("fits: " if chosen.fits else "does not fit: ") + chosen.note),
+        ("largest context", f"{top:,} tokens" if top else "none fits"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key_name, value in rows:
+        print(f"{key_name.ljust(width)}  {value}")
+    _show_warnings(warnings, settings, key, config_path(args))
+    return 0
+
+
+def cmd_rm(args: argparse.Namespace) -> int:
+    """Remove a model from FrogDesk's models dir (pulled files, imported links, partial downloads)."""
+    settings = load_settings(args)
+    paths = AppPaths.default()
+    spec = parse_spec(args.spec, settings.aliases)
+    models_dir = paths.models_dir.resolve() if paths.models_dir.exists() else paths.models_dir
+    if spec.kind == "path":
+        assert spec.path is not None
+        target = spec.path.expanduser().absolute()
+        if not target.is_relative_to(models_dir):
+            raise UserError(
+                f"{target} is not in FrogDesk's models dir ({models_dir}); FrogDesk only removes its own files"
+            )
+        victims = [target]
+    else:
+        from frogdesk.models.spec import ModelGroup, pick_group
+
+        mine = [m for m in frogdesk_models(paths.models_dir) if m.repo == spec.repo]
+        groups = [ModelGroup(m.name, tuple(str(p) for p in m.parts)) for m in mine]
+        try:
+            chosen = mine[groups.index(pick_group(groups, spec.quant, spec.repo))]
+        except ModelError:
+            in_cache = [
+                m
+                for m in all_local(paths.models_dir)
+                if m.repo == spec.repo and m.source == "hf-cache"
+            ]
+            if in_cache:
+                raise UserError(
+                    f"{spec} is in the Hugging Face cache, shared with other tools; remove it with `hf cache delete`"
+                ) from None
+            raise
+        victims = list(chosen.parts)
+    removed = 0
+    for path in victims:
+        for candidate in (
+            path,
+            path.with_name(path.name + ".partial"),
+            path.with_name(path.name + ".partial.json"),
+        ):
+            if candidate.is_symlink() or candidate.exists():
+                candidate.unlink()
+                removed += 1
+                print(f"removed {candidate}")
+    if not removed:
+        raise UserError(f"{args.spec}: nothing to remove")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Make a local GGUF known to FrogDesk, linked (or copied with --copy)."""
+    paths = AppPaths.default()
+    target = import_model(Path(args.path), paths.models_dir, copy=args.copy)
+    print(target)
+    return 0
+
+
+def _guard(func: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            code: int = func(args)
+        except ModelError as exc:
+            raise UserError(str(exc)) from None
+        return code
+
+    return run
 
 
 def register(sub: Any) -> None:
-    """Add the subcommand parser."""
-    parser: argparse.ArgumentParser = sub.add_parser("models", help="(not built yet)")
-    parser.set_defaults(func=lambda args: not_built("models"))
+    """Add `models` and its subcommands."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "models", help="list, pull, inspect, remove and import GGUF models"
+    )
+    endpoint_help = (
+        "Hub endpoint (default: settings hf_endpoint, HF_ENDPOINT, https://huggingface.co)"
+    )
+    parser.add_argument("--endpoint", default=None, help=endpoint_help)
+
+    def usage(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 2
+
+    parser.set_defaults(func=usage)
+    actions = parser.add_subparsers(title="actions", metavar="ACTION")
+
+    def action(name: str, func: Any, help_text: str) -> argparse.ArgumentParser:
+        child: argparse.ArgumentParser = actions.add_parser(name, help=help_text)
+        child.add_argument("--endpoint", default=argparse.SUPPRESS, help=endpoint_help)
+        child.set_defaults(func=_guard(func))
+        return child
+
+    p = action(
+        "list", cmd_list, "a repo's quants with size, fit and warnings, or the models on disk"
+    )
+    p.add_argument("repo", nargs="?", help="OWNER/REPO on the Hub (default: the models on disk)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--context", type=int, default=None, help="context size for the fit (default: settings)"
+    )
+    p = action("pull", cmd_pull, "download a model (resumable, sha256-verified)")
+    p.add_argument(
+        "spec", help="REPO or REPO:QUANT, e.g. bartowski/FrogNano-4B-2609-GGUF:Q4_K_M, or an alias"
+    )
+    p = action("info", cmd_info, "metadata, memory estimate and warnings of a model")
+    p.add_argument("spec", help="a .gguf path, REPO[:QUANT] already pulled, or an alias")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument(
+        "--context",
+        type=int,
+        default=None,
+        help="context size for the estimate (default: settings)",
+    )
+    p = action("rm", cmd_rm, "remove a pulled or imported model")
+    p.add_argument("spec", help="REPO[:QUANT] or a path inside FrogDesk's models dir")
+    p = action("import", cmd_import, "make a local .gguf known to FrogDesk (linked, not copied)")
+    p.add_argument("path", help="the .gguf file (any part of a split model)")
+    p.add_argument("--copy", action="store_true", help="copy the file instead of linking it")

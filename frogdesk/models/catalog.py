@@ -1,0 +1,161 @@
+"""One row per model of a repo or of the disk: quant, size, on disk, fit on this machine, warnings."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frogdesk.models.errors import ModelError
+from frogdesk.models.hub import RepoListing
+from frogdesk.models.inspect import GgufInfo, inspect_gguf
+from frogdesk.models.local import LocalModel
+from frogdesk.models.memory import Plan, plan
+from frogdesk.models.spec import GgufName, group_files
+from frogdesk.models.system_memory import MemoryAvailable
+from frogdesk.models.warnings import ModelWarning, is_frognano, model_warnings
+
+
+@dataclass(frozen=True)
+class CatalogRow:
+    """What the list command and the TUI picker show for one model."""
+
+    label: str
+    repo: str
+    name: GgufName
+    size: int
+    local_path: Path | None
+    plan: Plan | None
+    fit_basis: str
+    """`metadata` (the file's own dims), `sibling` (dims of another quant of the repo) or `size`."""
+    warnings: tuple[ModelWarning, ...]
+
+    @property
+    def fit(self) -> str:
+        """The plan's verdict; `~` marks an estimate from the file size alone."""
+        if self.plan is None:
+            return "-"
+        return self.plan.verdict + ("~" if self.fit_basis == "size" else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready row."""
+        return {
+            "file": self.label,
+            "repo": self.repo,
+            "quant": self.name.quant,
+            "imatrix": self.name.imatrix,
+            "mmproj": self.name.mmproj,
+            "parts": self.name.split_count,
+            "bits": self.name.bits,
+            "size": self.size,
+            "on_disk": str(self.local_path) if self.local_path else None,
+            "fit": self.fit,
+            "fit_basis": self.fit_basis,
+            "estimate_bytes": self.plan.estimate.total if self.plan else None,
+            "context": self.plan.estimate.context if self.plan else None,
+            "gpu_layers": self.plan.gpu_layers if self.plan else None,
+            "warnings": [w.id for w in self.warnings],
+        }
+
+
+def _scaled(info: GgufInfo, size: int) -> GgufInfo:
+    """Another quant's dims with this file's size standing in for its weights."""
+    ratio = size / info.tensor_bytes if info.tensor_bytes else 1.0
+    return dataclasses.replace(
+        info,
+        tensor_bytes=size,
+        file_bytes=size,
+        layer_bytes=tuple(int(b * ratio) for b in info.layer_bytes),
+    )
+
+
+def _size_only(size: int) -> GgufInfo:
+    return GgufInfo(
+        path=Path(), parts=(), architecture="", name="", file_type="", parameters=0,
+        file_bytes=size, tensor_bytes=size, context_length=0, block_count=0,
+        embedding_length=0, feed_forward_length=0, vocab_size=0, head_count=0,
+        head_count_kv=0, key_length=0, value_length=0, full_attention_layers=0,
+        full_attention_interval=1, recurrent_layers=0, ssm_conv_kernel=0, ssm_inner_size=0,
+        ssm_state_size=0, ssm_group_count=0, ssm_time_step_rank=0, nextn_layers=0,
+        chat_template=False, license="", is_mmproj=False, layer_bytes=(),
+    )  # fmt: skip
+
+
+def _safe_inspect(path: Path) -> GgufInfo | None:
+    try:
+        return inspect_gguf(path)
+    except ModelError:
+        return None
+
+
+def repo_rows(
+    listing: RepoListing,
+    local: Sequence[LocalModel],
+    memory: MemoryAvailable,
+    context: int,
+    acknowledged: Sequence[str] = (),
+    kv_type: str = "f16",
+) -> list[CatalogRow]:
+    """Rows for every model of a Hub listing, fit judged from local metadata where there is some."""
+    on_disk = {
+        m.name.stem.split("/")[-1]: m for m in local if m.repo == listing.repo and m.complete
+    }
+    sibling: GgufInfo | None = None
+    for model in on_disk.values():
+        if not model.name.mmproj and (sibling := _safe_inspect(model.path)) is not None:
+            break
+    sizes = {f.path: f.size for f in listing.files}
+    rows = []
+    for group in group_files(sizes):
+        size = sum(sizes[p] for p in group.parts)
+        here = on_disk.get(group.name.stem.split("/")[-1])
+        info = _safe_inspect(here.path) if here and not group.name.mmproj else None
+        basis = "metadata"
+        if info is None and sibling is not None:
+            info, basis = _scaled(sibling, size), "sibling"
+        if info is None:
+            info, basis = _size_only(size), "size"
+        frog = is_frognano(listing.repo, group.name.path)
+        rows.append(
+            CatalogRow(
+                label=group.label,
+                repo=listing.repo,
+                name=group.name,
+                size=size,
+                local_path=here.path if here else None,
+                plan=None if group.name.mmproj else plan(info, context, memory, kv_type),
+                fit_basis=basis,
+                warnings=tuple(model_warnings(group.name, frog, acknowledged, listing.repo)),
+            )
+        )
+    return rows
+
+
+def local_rows(
+    local: Sequence[LocalModel],
+    memory: MemoryAvailable,
+    context: int,
+    acknowledged: Sequence[str] = (),
+    kv_type: str = "f16",
+) -> list[CatalogRow]:
+    """Rows for the models on disk, fit judged from each file's own metadata."""
+    rows = []
+    for model in local:
+        info = None if model.name.mmproj else _safe_inspect(model.path)
+        frog = is_frognano(model.repo, model.name.path, info.name if info else "")
+        key = model.repo or (info.name if info and info.name else model.path.name)
+        rows.append(
+            CatalogRow(
+                label=f"{model.repo}/{model.name.stem}" if model.repo else model.name.stem,
+                repo=model.repo,
+                name=model.name,
+                size=model.size,
+                local_path=model.path,
+                plan=plan(info, context, memory, kv_type) if info else None,
+                fit_basis="metadata",
+                warnings=tuple(model_warnings(model.name, frog, acknowledged, key)),
+            )
+        )
+    return rows

@@ -1,0 +1,53 @@
+"""The cost of moving a session to another quant or model: tokens to re-read and the time it takes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from frogdesk.models.inspect import GgufInfo
+
+CPU_FLOPS_PER_CORE = 40e9
+"""Assumed sustained prefill throughput of one CPU core (FLOP/s) when nothing was measured."""
+
+
+@dataclass(frozen=True)
+class SwitchCost:
+    """What switching costs, announced before it happens."""
+
+    tokens: int
+    """Tokens of the conversation the new model must evaluate from scratch."""
+    est_seconds: float
+    tokens_per_second: float
+    measured: bool
+    """The rate comes from a measured prefill rather than a guess from the model's size."""
+
+    def describe(self) -> str:
+        """One line for the user."""
+        how = "measured" if self.measured else "estimated"
+        return (
+            f"switching re-reads {self.tokens:,} tokens: about {self.est_seconds:.0f} s "
+            f"at {self.tokens_per_second:,.0f} tokens/s ({how})"
+        )
+
+
+def guess_prefill_rate(info: GgufInfo, threads: int = 0) -> float:
+    """Prefill tokens per second on the CPU from the parameter count (about 2 FLOP per weight)."""
+    cores = threads or os.cpu_count() or 1
+    flops_per_token = 2.0 * max(info.parameters, 1)
+    return cores * CPU_FLOPS_PER_CORE / flops_per_token
+
+
+def switch_cost(
+    messages_tokens: int,
+    model_info: GgufInfo,
+    prefill_tokens_per_second: float | None = None,
+    threads: int = 0,
+) -> SwitchCost:
+    """The tokens to re-read and the estimated time, from a measured rate when one is given."""
+    if messages_tokens < 0:
+        raise ValueError("messages_tokens must be >= 0")
+    measured = prefill_tokens_per_second is not None and prefill_tokens_per_second > 0
+    rate = prefill_tokens_per_second if measured else guess_prefill_rate(model_info, threads)
+    assert rate is not None
+    return SwitchCost(messages_tokens, messages_tokens / rate, rate, measured)
