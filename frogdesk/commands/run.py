@@ -1,14 +1,192 @@
-"""`frogdesk run`: not built yet."""
+"""`frogdesk run`: one whole session headless in its own worktree, with Leaf's result files."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
 
-from frogdesk.commands.common import not_built
+from frogdesk.commands.common import UserError, load_settings
+from frogdesk.engine.types import ContentDelta, ReasoningDelta
+from frogdesk.leaf.events import (
+    LoopEvent,
+    Notice,
+    RunFinished,
+    StepStarted,
+    ToolFinished,
+    ToolStarted,
+)
+from frogdesk.leaf.trajectory import write_results
+from frogdesk.paths import AppPaths
+
+BACKENDS = ("llama", "openai", "script")
 
 
 def register(sub: Any) -> None:
     """Add the subcommand parser."""
-    parser: argparse.ArgumentParser = sub.add_parser("run", help="(not built yet)")
-    parser.set_defaults(func=lambda args: not_built("run"))
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "run",
+        help="run one task headless in a sandboxed worktree",
+        description=(
+            "Runs TASK on the repository in its own git worktree and writes Leaf's result files "
+            "(trajectory_seed-0.json, generated_seed-0.patch). Your repository is not touched "
+            "unless --apply is given."
+        ),
+    )
+    parser.add_argument("task", help="the task text (the model's first user message)")
+    parser.add_argument("--repo", type=Path, default=Path("."), help="the repository (default: .)")
+    parser.add_argument("--backend", choices=BACKENDS, default=None, help="engine backend")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--model", default=None, help="model spec or .gguf path (llama backend)")
+    source.add_argument(
+        "--endpoint", default=None, help="OpenAI-compatible base URL (openai backend)"
+    )
+    source.add_argument(
+        "--script", type=Path, default=None, help="JSONL of raw replies (script backend)"
+    )
+    parser.add_argument("--output", type=Path, default=None, help="folder for the result files")
+    parser.add_argument("--max-steps", type=int, default=None, help="step budget (default 150)")
+    parser.add_argument("--max-context", type=int, default=None, help="context budget in tokens")
+    parser.add_argument("--max-tokens-per-turn", type=int, default=None, help="cap per reply")
+    parser.add_argument("--max-time", type=float, default=None, help="wall-clock budget in seconds")
+    parser.add_argument("--temperature", type=float, default=None, help="sampling temperature")
+    parser.add_argument("--seed", type=int, default=None, help="sampling seed")
+    parser.add_argument("--sandbox", choices=("auto", "bwrap", "landlock", "none"), default=None)
+    parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    parser.add_argument("--apply", action="store_true", help="apply every change to the repository")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.set_defaults(func=main)
+
+
+class ProgressPrinter:
+    """Turns loop events into short progress lines on a text stream (stderr)."""
+
+    def __init__(self, stream: TextIO, quiet: bool = False) -> None:
+        self.stream = stream
+        self.quiet = quiet
+        self._streaming = False
+
+    def __call__(self, event: LoopEvent) -> None:
+        """Print one event."""
+        if self.quiet and not isinstance(event, Notice):
+            return
+        if isinstance(event, ReasoningDelta | ContentDelta):
+            return
+        if isinstance(event, StepStarted):
+            self.write(f"step {event.step + 1}")
+        elif isinstance(event, ToolStarted):
+            self.write(f"  {event.call.name} {_short_args(event.call.arguments)}")
+        elif isinstance(event, ToolFinished):
+            first = event.observation.split("\n", 1)[0][:100]
+            self.write(f"    -> {first}")
+        elif isinstance(event, Notice):
+            self.write(f"frogdesk: {event.level}: {event.text}")
+        elif isinstance(event, RunFinished):
+            tail = f" ({event.error})" if event.error else ""
+            self.write(f"finished: {event.exit_reason} after {event.n_steps} steps{tail}")
+
+    def write(self, line: str) -> None:
+        """One line, flushed."""
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _short_args(arguments: Any) -> str:
+    if not isinstance(arguments, dict):
+        return ""
+    for key in ("file_path", "path", "pattern", "command"):
+        if key in arguments:
+            return str(arguments[key]).replace("\n", " ")[:80]
+    return ""
+
+
+def ask_on_tty(command: str) -> bool:
+    """Ask the user on the terminal before an unsandboxed command; no terminal means no."""
+    if not sys.stdin.isatty():
+        return False
+    sys.stderr.write(f"frogdesk: run without a sandbox?\n  {command}\n[y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "backend": args.backend,
+        "max_steps": args.max_steps,
+        "max_context_tokens": args.max_context,
+        "max_tokens_per_turn": args.max_tokens_per_turn,
+        "max_time": args.max_time,
+        "temperature": args.temperature,
+        "seed": args.seed,
+        "sandbox": args.sandbox,
+        "openai_endpoint": args.endpoint,
+    }
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the session to its end; exit 0 when the agent gave a final answer, 1 otherwise."""
+    from frogdesk.sessions.runner import SessionService, SessionSpec
+
+    settings = load_settings(args, _overrides(args))
+    backend = settings.backend
+    if args.script is not None:
+        backend = "script" if args.backend in (None, "script") else backend
+    if backend not in BACKENDS:
+        raise UserError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    if backend == "script" and args.script is None:
+        raise UserError("the script backend needs --script FILE")
+    if backend == "openai" and not (args.endpoint or settings.openai_endpoint):
+        raise UserError(
+            "the openai backend needs --endpoint URL (or openai_endpoint in the settings)"
+        )
+    spec = SessionSpec(
+        task=args.task,
+        repo=args.repo.expanduser(),
+        backend=backend,
+        model=args.model or (settings.openai_model if backend == "openai" else settings.model),
+        endpoint=args.endpoint or settings.openai_endpoint,
+        script=str(args.script) if args.script else "",
+    )
+    service = SessionService(AppPaths.default(), settings, approve=ask_on_tty)
+    return run_session(service, spec=spec, resume_id=None, args=args)
+
+
+def run_session(service: Any, *, spec: Any, resume_id: str | None, args: argparse.Namespace) -> int:
+    """Start (or resume) a session, run it, write the results; shared with `sessions resume`."""
+    from frogdesk.sessions.runner import apply_all, session_errors
+
+    printer = ProgressPrinter(sys.stderr, getattr(args, "quiet", False))
+    try:
+        active = service.open(resume_id) if resume_id else service.start(spec)
+    except session_errors() as exc:
+        raise UserError(str(exc)) from None
+    try:
+        printer.write(f"session {active.record.id} in {active.worktree.path}")
+        printer.write(f"sandbox: {active.shell.level} ({active.shell.reason})")
+        for warning in active.shell.warnings:
+            printer(Notice(warning, "warning"))
+        outcome = service.run(active, on_event=printer)
+    finally:
+        active.close()
+    output: Path = args.output or service.store.session_dir(outcome.record.id)
+    traj_path, patch_path = write_results(output.expanduser(), outcome.trajectory)
+    printer.write(f"wrote {traj_path} and {patch_path}")
+    if getattr(args, "apply", False) and outcome.patch:
+        try:
+            printer.write(apply_all(service, outcome.record))
+        except session_errors() as exc:
+            raise UserError(str(exc)) from None
+    if args.json:
+        summary = {
+            "session_id": outcome.record.id,
+            "exit_reason": outcome.result.exit_reason,
+            "n_steps": outcome.result.n_steps,
+            "output_dir": str(output.expanduser().resolve()),
+            "files_changed": outcome.files_changed,
+        }
+        sys.stdout.write(json.dumps(summary) + "\n")
+    elif outcome.result.final_message:
+        sys.stdout.write(outcome.result.final_message + "\n")
+    return 0 if outcome.result.exit_reason == "agent" else 1

@@ -1,14 +1,94 @@
-"""`frogdesk sessions`: not built yet."""
+"""`frogdesk sessions`: list sessions with their status, resume one, or discard one."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
-from frogdesk.commands.common import not_built
+from frogdesk.commands.common import UserError, load_settings
+from frogdesk.paths import AppPaths
 
 
 def register(sub: Any) -> None:
-    """Add the subcommand parser."""
-    parser: argparse.ArgumentParser = sub.add_parser("sessions", help="(not built yet)")
-    parser.set_defaults(func=lambda args: not_built("sessions"))
+    """Add the subcommand parser and its list / resume / discard actions."""
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "sessions", help="list, resume or discard sessions"
+    )
+    actions = parser.add_subparsers(title="actions", metavar="ACTION")
+    parser.set_defaults(
+        func=lambda args: list_main(argparse.Namespace(**{**vars(args), "json": False}))
+    )
+
+    listing = actions.add_parser("list", help="show sessions, newest first")
+    listing.add_argument("--json", action="store_true", help="one JSON array on stdout")
+    listing.set_defaults(func=list_main)
+
+    resume = actions.add_parser("resume", help="continue a session from its transcript")
+    resume.add_argument("id", help="session id (or a unique prefix)")
+    resume.add_argument("--output", type=Path, default=None, help="folder for the result files")
+    resume.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    resume.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    resume.set_defaults(func=resume_main)
+
+    discard = actions.add_parser("discard", help="remove a session's worktree")
+    discard.add_argument("id", help="session id (or a unique prefix)")
+    discard.set_defaults(func=discard_main)
+
+
+def _service(args: argparse.Namespace) -> Any:
+    from frogdesk.commands.run import ask_on_tty
+    from frogdesk.sessions.runner import SessionService
+
+    return SessionService(AppPaths.default(), load_settings(args), approve=ask_on_tty)
+
+
+def list_main(args: argparse.Namespace) -> int:
+    """Print the sessions (a table, or JSON with --json)."""
+    from frogdesk.sessions.runner import shown_status
+
+    records = _service(args).store.list()
+    if args.json:
+        rows = [{**dataclasses.asdict(r), "status": shown_status(r)} for r in records]
+        sys.stdout.write(json.dumps(rows, indent=2) + "\n")
+        return 0
+    if not records:
+        sys.stdout.write("no sessions\n")
+        return 0
+    for r in records:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
+        task = r.task.replace("\n", " ")
+        task = task if len(task) <= 50 else task[:49] + "…"
+        reason = f" ({r.exit_reason})" if r.exit_reason else ""
+        sys.stdout.write(
+            f"{r.id}  {when}  {shown_status(r) + reason:<24} {r.n_steps:>4} steps  {task}\n"
+        )
+    return 0
+
+
+def resume_main(args: argparse.Namespace) -> int:
+    """Continue a session where its transcript ends and write its result files again."""
+    from frogdesk.commands.run import run_session
+
+    service = _service(args)
+    return run_session(service, spec=None, resume_id=args.id, args=args)
+
+
+def discard_main(args: argparse.Namespace) -> int:
+    """Remove the session's worktree; its transcript and records stay."""
+    from frogdesk.sessions.runner import session_errors, shown_status
+
+    service = _service(args)
+    try:
+        record = service.store.get(args.id)
+        if shown_status(record) == "running":
+            raise UserError(f"session {record.id} is running (pid {record.pid}); stop it first")
+        record = service.discard(record.id)
+    except session_errors() as exc:
+        raise UserError(str(exc)) from None
+    sys.stdout.write(f"discarded {record.id}\n")
+    return 0

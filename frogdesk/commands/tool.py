@@ -1,14 +1,100 @@
-"""`frogdesk tool`: not built yet."""
+"""`frogdesk tool`: run one Leaf tool call from stdin exactly as the agent would, print the observation."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
-from frogdesk.commands.common import not_built
+from frogdesk.commands.common import UserError, load_settings
+from frogdesk.engine.types import ToolCall
+from frogdesk.leaf.runner import ToolInfrastructureError, ToolRunner
+from frogdesk.sandbox.shell_types import Shell
 
 
 def register(sub: Any) -> None:
     """Add the subcommand parser."""
-    parser: argparse.ArgumentParser = sub.add_parser("tool", help="(not built yet)")
-    parser.set_defaults(func=lambda args: not_built("tool"))
+    parser: argparse.ArgumentParser = sub.add_parser(
+        "tool",
+        help="run one tool call read from stdin and print the observation",
+        description=(
+            'Reads {"tool": NAME, "args": {...}} on stdin, runs it in --workdir exactly as the '
+            "agent would (Bash through the sandboxed shell) and prints the observation."
+        ),
+    )
+    parser.add_argument("--workdir", type=Path, required=True, help="the folder the tool works in")
+    parser.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "landlock", "none"),
+        default=None,
+        help="shell isolation for Bash (default: the sandbox setting)",
+    )
+    parser.set_defaults(func=main)
+
+
+def read_request(text: str) -> ToolCall:
+    """Parse the stdin request; arguments that are not an object run as no arguments."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UserError(f"stdin is not JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("tool"), str):
+        raise UserError(
+            'stdin must be a JSON object like {"tool": "Read", "args": {"file_path": "x.py"}}'
+        )
+    args = data.get("args", {})
+    return ToolCall(data["tool"], args if isinstance(args, dict) else {})
+
+
+def session_shell(workdir: Path, requested: str) -> Shell:
+    """The shell the agent would get in `workdir`: the session's own for a FrogDesk worktree.
+
+    Any other folder gets the same isolation level with `workdir` as the only writable
+    place; the user typed the command, so the `none` level does not ask again.
+    """
+    from frogdesk.sandbox.select import choose_shell
+    from frogdesk.sandbox.worktree import load_worktree
+
+    def approve(command: str) -> bool:
+        return True
+
+    try:
+        worktree = load_worktree(workdir.parent, workdir.name)
+    except Exception:
+        worktree = None
+    if worktree is not None:
+        return choose_shell(requested, worktree=worktree, approve=approve).shell
+    private = Path(tempfile.mkdtemp(prefix="frogdesk-tool-"))
+    shell = choose_shell(requested, worktree=None, approve=approve, private_dir=private).shell
+    policy = getattr(shell, "policy", None)
+    if policy is None:
+        raise UserError("this shell cannot be pointed at an arbitrary folder")
+    shell.policy = dataclasses.replace(policy, workdir_root=workdir)  # type: ignore[attr-defined]
+    return shell
+
+
+def main(args: argparse.Namespace) -> int:
+    """Run the call; exit 0 when the tool succeeded, 1 when the observation is an error."""
+    settings = load_settings(args)
+    workdir = args.workdir.expanduser().resolve()
+    if not workdir.is_dir():
+        raise UserError(f"{args.workdir} is not a folder")
+    call = read_request(sys.stdin.read())
+    shell: Shell | None = None
+    if call.name == "Bash":
+        from frogdesk.sandbox.errors import SandboxError
+
+        try:
+            shell = session_shell(workdir, args.sandbox or settings.sandbox)
+        except SandboxError as exc:
+            raise UserError(str(exc)) from None
+    try:
+        outcome = ToolRunner(workdir, shell).run(call)
+    except ToolInfrastructureError as exc:
+        raise UserError(str(exc)) from None
+    sys.stdout.write(outcome.observation + "\n")
+    return 0 if outcome.ok else 1

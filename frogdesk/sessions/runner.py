@@ -7,7 +7,9 @@ through this module, so the agent logic lives here once.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -57,8 +59,8 @@ class ShellPick:
 class BackendFactory(Protocol):
     """Builds the backend of a session from its record and settings."""
 
-    def __call__(self, record: SessionRecord, settings: Settings) -> Backend:
-        """A ready backend."""
+    def __call__(self, record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
+        """A ready backend; `replies_done` replies were already used before a resume."""
         ...
 
 
@@ -66,13 +68,33 @@ ShellFactory = Callable[[str, Worktree, Settings], ShellPick]
 """Builds the shell of a session: (requested sandbox, worktree, settings) -> ShellPick."""
 
 
-def default_backend(record: SessionRecord, settings: Settings) -> Backend:
-    """The engine's backend for a record: a .gguf path or model spec, an endpoint, or a script."""
+def _script_rest(path: Path, skip: int, session_id: str) -> Path:
+    """A copy of a script without its first `skip` replies, for a resumed session."""
+    from frogdesk.engine.script_backend import read_script
+
+    rest = read_script(path)[skip:]
+    lines = [json.dumps({"error": r.error} if r.error else {"text": r.text}) for r in rest]
+    fd, name = tempfile.mkstemp(suffix=".jsonl", prefix=f"frogdesk-{session_id}-")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("".join(line + "\n" for line in lines))
+    return Path(name)
+
+
+def default_backend(record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
+    """The engine's backend for a record: a .gguf path or model spec, an endpoint, or a script.
+
+    A resumed script session continues with the replies its finished steps did not use.
+    """
+    if record.backend == "script":
+        from frogdesk.engine.script_backend import ScriptBackend
+
+        script = Path(record.model)
+        if replies_done:
+            script = _script_rest(script, replies_done, record.id)
+        return ScriptBackend(script)
     from frogdesk.engine.backends import make_backend
 
     settings = dataclasses.replace(settings, backend=record.backend)
-    if record.backend == "script":
-        return make_backend(settings, script=Path(record.model))
     if record.backend == "openai":
         return make_backend(settings, endpoint=record.settings.get("openai_endpoint") or None)
     return make_backend(settings, model_path=resolve_model_path(record.model, settings))
@@ -230,13 +252,13 @@ class SessionService:
         """Reopen a stored session to resume it from its transcript."""
         record = self.store.get(session_id)
         if record.status == "discarded":
-            raise ValueError(f"session {record.id} was discarded")
+            raise SessionClosedError(f"session {record.id} was discarded; start a new one")
         self.store.repair_transcript(record.id)
         transcript = self.store.read_transcript(record.id)
         worktree = load_worktree(Path(record.worktree).parent, Path(record.worktree).name)
         settings = _settings_from(record, self.settings)
         shell = self.shell_factory(settings.sandbox, worktree, settings)
-        backend = self.backend_factory(record, settings)
+        backend = self.backend_factory(record, settings, len(transcript.steps))
         return ActiveSession(record, worktree, backend, shell, settings, tool_schemas(), transcript)
 
     def run(
@@ -290,7 +312,7 @@ class SessionService:
             output_patch=diff.patch,
             extras=TrajectoryExtras(
                 session_id=record.id,
-                model_file=info.model,
+                model_file=record.model if record.backend == "script" else info.model,
                 quant=info.quant,
                 backend=info.kind,
                 sandbox_level=active.shell.level,
@@ -314,3 +336,49 @@ class SessionService:
         record.pid = 0
         self.store.update(record)
         return record
+
+
+def apply_all(service: SessionService, record: SessionRecord) -> str:
+    """Apply every hunk of a session to the user's repository (undoable); the apply report."""
+    from frogdesk.review.apply import apply_hunks
+    from frogdesk.review.diff import compute_diff
+
+    worktree = Path(record.worktree)
+    diff = compute_diff(worktree, record.base_commit)
+    result = apply_hunks(
+        Path(record.repo),
+        worktree,
+        diff,
+        list(diff.hunk_ids()),
+        session_dir=service.store.session_dir(record.id),
+        session_id=record.id,
+    )
+    if not result.applied:
+        raise ApplyRefusedError(result.report())
+    return result.report()
+
+
+class ApplyRefusedError(RuntimeError):
+    """Applying a session's changes conflicted with the user's files; nothing was written."""
+
+
+def session_errors() -> tuple[type[Exception], ...]:
+    """The errors that mean "the user can fix this": shown as one line, no traceback."""
+    from frogdesk.engine.script_backend import ScriptError
+    from frogdesk.models.errors import ModelError
+    from frogdesk.sandbox.errors import SandboxError
+    from frogdesk.sessions.store import SessionNotFoundError
+
+    return (
+        SandboxError,
+        ScriptError,
+        ModelError,
+        SessionNotFoundError,
+        SessionClosedError,
+        ApplyRefusedError,
+        FileNotFoundError,
+    )
+
+
+class SessionClosedError(ValueError):
+    """The session was discarded: its worktree is gone, it cannot run again."""
