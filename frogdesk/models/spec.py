@@ -212,6 +212,8 @@ def parse_spec(text: str, aliases: Mapping[str, str] | None = None) -> ModelSpec
         )
     if ":" in raw and not quant:
         raise ModelError(f"'{text}': empty quant after ':'")
+    if quant and not re.fullmatch(r"(?:i1-)?[A-Za-z0-9_]+", quant):
+        raise ModelError(f"'{text}': '{quant}' is not a quant name (like Q4_K_M, IQ3_M, i1-Q4_K_S)")
     return ModelSpec(
         text=text,
         kind="repo",

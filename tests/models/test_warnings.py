@@ -1,0 +1,74 @@
+"""The six warnings: which model gets which, and the license notice shown once per model."""
+
+from __future__ import annotations
+
+from frogdesk import config
+from frogdesk.models.spec import parse_filename
+from frogdesk.models.warnings import (
+    LICENSE_AMBIGUOUS,
+    LOW_BITS,
+    NO_QUALITY_EVAL,
+    UNVALIDATED_PLATFORM,
+    UNVALIDATED_QUANT,
+    VISION_REFUSED,
+    acknowledge,
+    is_frognano,
+    license_key,
+    model_warnings,
+)
+from frogdesk.paths import AppPaths
+
+
+def _ids(name: str, frognano: bool = True, acknowledged: list[str] | None = None) -> list[str]:
+    parsed = parse_filename(name)
+    assert parsed is not None
+    return [w.id for w in model_warnings(parsed, frognano, acknowledged or [], "o/FrogNano-GGUF")]
+
+
+def test_frognano_quant_gets_every_caveat() -> None:
+    assert _ids("microsoft_FrogNano-4B-2609-Q4_K_M.gguf") == [
+        UNVALIDATED_QUANT,
+        UNVALIDATED_PLATFORM,
+        NO_QUALITY_EVAL,
+        LICENSE_AMBIGUOUS,
+    ]
+
+
+def test_below_four_bits_warns_more() -> None:
+    for name in ("m-IQ2_M.gguf", "m-Q3_K_L.gguf", "m.i1-IQ3_XXS.gguf", "m-Q2_K.gguf"):
+        assert LOW_BITS in _ids(name), name
+    for name in ("m-IQ4_XS.gguf", "m-Q4_0.gguf", "m-Q8_0.gguf"):
+        assert LOW_BITS not in _ids(name), name
+    assert _ids("other-model-IQ2_M.gguf", frognano=False) == [LOW_BITS]
+
+
+def test_bf16_is_not_a_quant_but_still_unvalidated_on_desktop() -> None:
+    ids = _ids("m-bf16.gguf")
+    assert UNVALIDATED_QUANT not in ids and NO_QUALITY_EVAL not in ids
+    assert UNVALIDATED_PLATFORM in ids
+
+
+def test_vision_projector_is_refused_and_nothing_else_is_said() -> None:
+    assert _ids("mmproj-FrogNano-4B-2609-f16.gguf") == [VISION_REFUSED]
+    assert _ids("mmproj-other-f16.gguf", frognano=False) == [VISION_REFUSED]
+
+
+def test_license_notice_once_per_model_remembered_in_settings() -> None:
+    paths = AppPaths.default()
+    settings = config.load(paths.config_file, environ={})
+    assert LICENSE_AMBIGUOUS in _ids("m-Q4_K_M.gguf", acknowledged=settings.acknowledged)
+    updated = acknowledge(paths.config_file, settings.acknowledged, license_key("o/FrogNano-GGUF"))
+    reloaded = config.load(paths.config_file, environ={})
+    assert reloaded.acknowledged == updated
+    assert LICENSE_AMBIGUOUS not in _ids("m-Q4_K_M.gguf", acknowledged=reloaded.acknowledged)
+    # another model still gets it
+    parsed = parse_filename("m-Q4_K_M.gguf")
+    assert parsed is not None
+    other = model_warnings(parsed, True, reloaded.acknowledged, "someone/FrogNano-other")
+    assert LICENSE_AMBIGUOUS in [w.id for w in other]
+
+
+def test_frognano_detection() -> None:
+    assert is_frognano("bartowski/microsoft_FrogNano-4B-2609-GGUF")
+    assert is_frognano("", "frog_nano-q4.gguf")
+    assert not is_frognano("HuggingFaceTB/SmolLM2-135M", "x.gguf")
