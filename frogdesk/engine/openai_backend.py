@@ -306,11 +306,14 @@ class OpenAIBackend:
         assembler = ChunkAssembler(tools, thinking=settings.enable_thinking)
         watcher = _CancelWatcher(cancel, conn)
         failure = ""
+        called = False
         try:
             for payload in iter_sse_data(response):
                 if cancel is not None and cancel.is_set():
                     break
-                yield from assembler.add(payload)
+                for event in assembler.add(payload):
+                    called = called or isinstance(event, ToolCallEvent | ToolCallError)
+                    yield event
         except StreamError as exc:
             failure = f"{self._url('/chat/completions')}: {exc}"
         except (OSError, http.client.HTTPException) as exc:
@@ -332,7 +335,6 @@ class OpenAIBackend:
                 raw_text=assembler.raw_text(),
             )
             return
-        called = False
         for event in assembler.finish():
             called = called or isinstance(event, ToolCallEvent | ToolCallError)
             yield event
