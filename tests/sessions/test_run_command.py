@@ -61,7 +61,7 @@ def test_run_fixes_the_repo_in_a_worktree(tmp_path: Path, sandboxed_bash: str) -
     assert "step 3" in done.stderr and "finished: agent" in done.stderr
 
     traj = json.loads((out / "trajectory_seed-0.json").read_text(encoding="utf-8"))
-    assert LEAF_KEYS <= set(traj)
+    assert set(traj) >= LEAF_KEYS
     assert traj["trajectory_format"] == "leaf-function-calling"
     assert traj["exit_reason"] == "agent" and traj["partial"] is False and traj["error"] is None
     assert traj["final_message"] == "Fixed add() in calc.py: it subtracted instead of adding."
