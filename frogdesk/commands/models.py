@@ -395,3 +395,7 @@ def register(sub: Any) -> None:
     p = action("import", cmd_import, "make a local .gguf known to FrogDesk (linked, not copied)")
     p.add_argument("path", help="the .gguf file (any part of a split model)")
     p.add_argument("--copy", action="store_true", help="copy the file instead of linking it")
+    from frogdesk.models.quant_check_cli import add_check_arguments, run_check
+
+    p = action("check", run_check, "measure how far quants drift from a reference on a corpus")
+    add_check_arguments(p)
