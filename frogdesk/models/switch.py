@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
-from frogdesk.models.inspect import GgufInfo
+from frogdesk.config import Settings
+from frogdesk.models.inspect import GgufInfo, inspect_gguf
+from frogdesk.models.warnings import ModelWarning, is_frognano, model_warnings
+from frogdesk.paths import AppPaths
 
 CPU_FLOPS_PER_CORE = 40e9
 """Assumed sustained prefill throughput of one CPU core (FLOP/s) when nothing was measured."""
@@ -51,3 +55,41 @@ def switch_cost(
     rate = prefill_tokens_per_second if measured else guess_prefill_rate(model_info, threads)
     assert rate is not None
     return SwitchCost(messages_tokens, messages_tokens / rate, rate, measured)
+
+
+@dataclass(frozen=True)
+class SwitchPlan:
+    """Everything to announce before a session moves to another model: file, cost, warnings."""
+
+    spec: str
+    path: Path
+    info: GgufInfo
+    cost: SwitchCost
+    warnings: tuple[ModelWarning, ...]
+
+
+def plan_switch(
+    spec: str,
+    settings: Settings,
+    messages_tokens: int,
+    prefill_tokens_per_second: float | None = None,
+    paths: AppPaths | None = None,
+) -> SwitchPlan:
+    """Resolve the new model on disk, inspect it, and price re-reading the conversation on it."""
+    from frogdesk.models.resolve import resolve_local
+    from frogdesk.models.spec import parse_filename, parse_spec
+
+    path = resolve_local(spec, settings, paths)
+    info = inspect_gguf(path)
+    parsed = parse_spec(spec, settings.aliases)
+    name = parse_filename(path.name)
+    assert name is not None  # resolve_local only returns .gguf files
+    frog = is_frognano(parsed.repo, path.name, info.name)
+    key = parsed.repo or info.name or path.name
+    return SwitchPlan(
+        spec=spec,
+        path=path,
+        info=info,
+        cost=switch_cost(messages_tokens, info, prefill_tokens_per_second, settings.threads),
+        warnings=tuple(model_warnings(name, frog, settings.acknowledged, key)),
+    )
