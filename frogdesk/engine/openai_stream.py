@@ -72,8 +72,8 @@ class ChunkAssembler:
     """Folds chat-completion chunks into reasoning, content and tool-call events.
 
     Reasoning comes from `reasoning_content` (or `reasoning`) deltas. When the server
-    does not split reasoning and thinking is on, content is held until `</think>` or
-    `<tool_call>` shows where reasoning ends (or the reply ends: then it was content).
+    does not split reasoning and thinking is on, content is held until `</think>` shows
+    where reasoning ends; `<tool_call>` or the end of the reply first means it was content.
     Tool calls come from structured `tool_calls` deltas, or from XML in the content when
     the server did not parse them.
     """
@@ -152,8 +152,11 @@ class ChunkAssembler:
     def _content(self, text: str) -> list[EngineEvent]:
         if self._undecided is not None:
             self._undecided += text
-            if THINK_CLOSE in self._undecided or CALL_OPEN in self._undecided:
+            if THINK_CLOSE in self._undecided:
                 return self._decide(held_is_reasoning=True)
+            if CALL_OPEN in self._undecided:
+                # A server that splits reasoning sends no reasoning delta for an empty think block.
+                return self._decide(held_is_reasoning=False)
             return []
         assert self._parser is not None
         return self._parser.feed(text)

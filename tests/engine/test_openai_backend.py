@@ -505,3 +505,33 @@ def test_full_completions_url_is_accepted(server: Server) -> None:
 def test_bad_endpoints_are_refused(endpoint: str) -> None:
     with pytest.raises(EndpointError):
         OpenAIBackend(endpoint)
+
+
+def test_unsplit_content_with_a_call_and_no_think_close_is_content(server: Server) -> None:
+    call = render_tool_call_xml(ToolCall("Read", {"file_path": "a"}))
+    server.plans.append(
+        Plan(events=[*text_chunks("Reading a. " + call, 6), chunk(finish="tool_calls")])
+    )
+    reply = gather(backend_for(server))
+    assert (reply.reasoning, reply.content) == ("", "Reading a.")
+    assert [c.arguments for c in reply.tool_calls] == [{"file_path": "a"}]
+
+
+def test_sse_framing() -> None:
+    from frogdesk.engine.openai_stream import iter_sse_data
+
+    lines = [
+        b": keep-alive\r\n",
+        b"event: message\r\n",
+        b'data: {"a":\r\n',
+        b"data: 1}\r\n",
+        b"\r\n",
+        b"data:second\n",
+        b"\n",
+        b"data:[DONE]\n",
+        b"\n",
+        b"data: after done\n",
+        b"\n",
+    ]
+    assert list(iter_sse_data(lines)) == ['{"a":\n1}', "second"]
+    assert list(iter_sse_data([b"data: tail without blank line"])) == ["tail without blank line"]
