@@ -118,7 +118,8 @@ class OpenAIBackend:
     `endpoint` is the API base, e.g. `http://gpu:8000/v1` (a full `.../chat/completions`
     URL works too). The API key comes from `api_key` or the OPENAI_API_KEY environment
     variable. Connection failures and 429/5xx answers are retried `retries` times with
-    exponential backoff, but only before any token has streamed.
+    exponential backoff, but only before any token has streamed. `strict_calls` False
+    leaves argument checks to the tools (see `QwenXmlToolParser`).
     """
 
     def __init__(
@@ -131,6 +132,7 @@ class OpenAIBackend:
         read_timeout: float = 600.0,
         retries: int = 3,
         backoff: float = 0.5,
+        strict_calls: bool = True,
     ) -> None:
         parts = urlsplit(endpoint.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -154,6 +156,7 @@ class OpenAIBackend:
         self._read_timeout = read_timeout
         self._retries = max(retries, 0)
         self._backoff = backoff
+        self._strict = strict_calls
 
     @property
     def info(self) -> BackendInfo:
@@ -303,7 +306,7 @@ class OpenAIBackend:
         settings: GenerationSettings,
         cancel: threading.Event | None,
     ) -> Iterator[EngineEvent]:
-        assembler = ChunkAssembler(tools, thinking=settings.enable_thinking)
+        assembler = ChunkAssembler(tools, thinking=settings.enable_thinking, strict=self._strict)
         watcher = _CancelWatcher(cancel, conn)
         failure = ""
         called = False

@@ -13,7 +13,7 @@ from frogdesk.engine.toolcall_parser import (
     QwenXmlToolParser,
     render_tool_call_xml,
 )
-from frogdesk.engine.toolcall_values import check_arguments, tool_specs
+from frogdesk.engine.toolcall_values import ToolSpec, check_arguments, tool_specs
 from frogdesk.engine.types import (
     EngineEvent,
     FinishReason,
@@ -75,15 +75,16 @@ class ChunkAssembler:
     does not split reasoning and thinking is on, content is held until `</think>` shows
     where reasoning ends; `<tool_call>` or the end of the reply first means it was content.
     Tool calls come from structured `tool_calls` deltas, or from XML in the content when
-    the server did not parse them.
+    the server did not parse them. `strict` is the parser's (see `QwenXmlToolParser`).
     """
 
-    def __init__(self, tools: Sequence[ToolSchema], *, thinking: bool) -> None:
+    def __init__(self, tools: Sequence[ToolSchema], *, thinking: bool, strict: bool = True) -> None:
         self._tools = tools
         self._specs = tool_specs(tools)
+        self._strict = strict
         self._undecided: str | None = "" if thinking else None
         self._parser: QwenXmlToolParser | None = (
-            None if thinking else QwenXmlToolParser(tools, starts_in_reasoning=False)
+            None if thinking else QwenXmlToolParser(tools, starts_in_reasoning=False, strict=strict)
         )
         self._reasoning_started = False
         self._calls: dict[int, _PendingCall] = {}
@@ -146,7 +147,9 @@ class ChunkAssembler:
         if self._undecided is None:
             return []
         held, self._undecided = self._undecided, None
-        self._parser = QwenXmlToolParser(self._tools, starts_in_reasoning=held_is_reasoning)
+        self._parser = QwenXmlToolParser(
+            self._tools, starts_in_reasoning=held_is_reasoning, strict=self._strict
+        )
         return self._parser.feed(held)
 
     def _content(self, text: str) -> list[EngineEvent]:
@@ -192,6 +195,8 @@ class ChunkAssembler:
     def _structured_call(self, pending: _PendingCall, number: int) -> ToolCallEvent | ToolCallError:
         raw = f'{{"name": {json.dumps(pending.name)}, "arguments": {pending.arguments or "{}"}}}'
         spec = self._specs.get(pending.name)
+        if spec is None and pending.name and not self._strict:
+            spec = ToolSpec(pending.name, {})
         if spec is None:
             offered = ", ".join(self._specs) or "none"
             return ToolCallError(
@@ -213,7 +218,7 @@ class ChunkAssembler:
                 error=f"Invalid tool call to '{pending.name}': the arguments must be a JSON object.",
                 name=pending.name,
             )
-        problems = check_arguments(spec, arguments)
+        problems = check_arguments(spec, arguments) if self._strict else []
         if problems:
             return ToolCallError(
                 raw=raw,

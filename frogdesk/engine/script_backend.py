@@ -71,14 +71,18 @@ def read_script(path: Path) -> list[ScriptedReply]:
 
 
 class ScriptBackend:
-    """Replays a script's replies in order, one per `generate` call, streamed in small chunks."""
+    """Replays a script's replies in order, one per `generate` call, streamed in small chunks.
 
-    def __init__(self, path: Path, *, chunk_chars: int = 8) -> None:
+    `strict_calls` False leaves argument checks to the tools (see `QwenXmlToolParser`).
+    """
+
+    def __init__(self, path: Path, *, chunk_chars: int = 8, strict_calls: bool = True) -> None:
         if chunk_chars < 1:
             raise ValueError("chunk_chars must be at least 1")
         self.path = path
         self._replies = read_script(path)
         self._chunk = chunk_chars
+        self._strict = strict_calls
         self._next = 0
         self._lock = threading.Lock()
 
@@ -132,7 +136,10 @@ class ScriptBackend:
             yield Finished("error", error=f"{self.path} line {reply.line}: {reply.error}")
             return
         parser = QwenXmlToolParser(
-            tools, starts_in_reasoning=settings.enable_thinking, id_prefix=f"call_{reply.line}_"
+            tools,
+            starts_in_reasoning=settings.enable_thinking,
+            id_prefix=f"call_{reply.line}_",
+            strict=self._strict,
         )
         yield from self._stream(reply.text, parser, settings, prompt_tokens, cancel)
 

@@ -225,6 +225,12 @@ class QwenXmlToolParser:
     the reasoning: the model skipped the tag. A reply that never closes its reasoning
     stays reasoning. Text that could be the start of a tag is held back until it is not.
     Malformed calls become `ToolCallError` events, never exceptions.
+
+    `strict` (the default) also checks each call against its tool's schema: unknown
+    function or parameter, missing required parameter, a value of the wrong type. With
+    `strict` False only the XML structure is checked and the rest is left to the tools,
+    as SGLang's qwen3_coder parser does in the vendor's setup (values that do not fit
+    their type stay text; an unknown function is still a call).
     """
 
     def __init__(
@@ -233,8 +239,10 @@ class QwenXmlToolParser:
         *,
         starts_in_reasoning: bool = True,
         id_prefix: str = "call_",
+        strict: bool = True,
     ) -> None:
         self._specs: dict[str, ToolSpec] = tool_specs(tools)
+        self._strict = strict
         self._mode = _Mode.REASONING if starts_in_reasoning else _Mode.CONTENT
         self._id_prefix = id_prefix
         self._calls = 0
@@ -360,6 +368,8 @@ class QwenXmlToolParser:
         if scanner.error:
             return ToolCallError(raw=raw, error=self._message(name, scanner.error), name=name)
         spec = self._specs.get(name)
+        if spec is None and name and not self._strict:
+            spec = ToolSpec(name, {})
         if spec is None:
             offered = ", ".join(self._specs) or "none"
             return ToolCallError(
@@ -368,7 +378,7 @@ class QwenXmlToolParser:
                 name=name,
             )
         params = [(key, _strip_one_newline(value)) for key, value in scanner.params]
-        arguments, problems = build_arguments(spec, params)
+        arguments, problems = build_arguments(spec, params, strict=self._strict)
         if problems:
             return ToolCallError(
                 raw=raw,

@@ -135,19 +135,24 @@ def coerce_value(raw: str, schema: Mapping[str, Any]) -> Any:
 
 
 def build_arguments(
-    spec: ToolSpec, raw_params: Sequence[tuple[str, str]]
+    spec: ToolSpec, raw_params: Sequence[tuple[str, str]], *, strict: bool = True
 ) -> tuple[dict[str, Any], list[str]]:
-    """Coerce `(key, raw text)` pairs for `spec`; returns the arguments and the problems found."""
+    """Coerce `(key, raw text)` pairs for `spec`; returns the arguments and the problems found.
+
+    With `strict` False nothing is a problem: unknown parameters and values that do not fit
+    their type are kept as text, a repeated parameter keeps its last value, and required
+    parameters are not checked (the tool itself reports what it lacks).
+    """
     problems: list[str] = []
     arguments: dict[str, Any] = {}
     properties = spec.properties
     for key, raw in raw_params:
-        if key in arguments:
+        if key in arguments and strict:
             problems.append(f"parameter '{key}' is given more than once")
             continue
         schema = properties.get(key)
         if schema is None:
-            if spec.allows_extra:
+            if spec.allows_extra or not strict:
                 arguments[key] = raw
                 continue
             known = ", ".join(properties) or "none"
@@ -156,10 +161,14 @@ def build_arguments(
         try:
             arguments[key] = coerce_value(raw, schema if isinstance(schema, Mapping) else {})
         except BadValue as exc:
-            problems.append(f"parameter '{key}' {exc}")
-    for key in spec.required:
-        if key not in arguments and not any(key == k for k, _ in raw_params):
-            problems.append(f"missing required parameter '{key}'")
+            if strict:
+                problems.append(f"parameter '{key}' {exc}")
+            else:
+                arguments[key] = raw
+    if strict:
+        for key in spec.required:
+            if key not in arguments and not any(key == k for k, _ in raw_params):
+                problems.append(f"missing required parameter '{key}'")
     return arguments, problems
 
 

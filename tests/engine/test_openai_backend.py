@@ -535,3 +535,38 @@ def test_sse_framing() -> None:
     ]
     assert list(iter_sse_data(lines)) == ['{"a":\n1}', "second"]
     assert list(iter_sse_data([b"data: tail without blank line"])) == ["tail without blank line"]
+
+
+def test_lenient_calls_pass_unknown_parameters_through(server: Server) -> None:
+    server.plans.append(
+        Plan(
+            events=[
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "a",
+                                "function": {"name": "Read", "arguments": '{"path": "x"}'},
+                            }
+                        ]
+                    }
+                ),
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 1,
+                                "id": "b",
+                                "function": {"name": "Read", "arguments": "{oops"},
+                            }
+                        ]
+                    }
+                ),
+                chunk(finish="tool_calls"),
+            ]
+        )
+    )
+    reply = gather(backend_for(server, strict_calls=False))
+    assert reply.tool_calls == [ToolCall("Read", {"path": "x"}, id="a")]
+    assert "not valid JSON" in reply.errors[0].error

@@ -84,7 +84,8 @@ def gather(events: list[EngineEvent]) -> Reply:
 
 
 def parse(text: str, **kwargs: Any) -> Reply:
-    return gather(parse_reply(text, TOOLS, **kwargs))
+    parser = QwenXmlToolParser(TOOLS, **kwargs)
+    return gather(parser.feed(text) + parser.finish())
 
 
 def call(name: str, **arguments: Any) -> str:
@@ -368,3 +369,28 @@ def test_render_matches_the_documented_shape() -> None:
         "<parameter=offset>\n2\n</parameter>\n"
         '<parameter=x>\n{"é": [true]}\n</parameter>\n</function>\n</tool_call>'
     )
+
+
+def test_lenient_mode_leaves_argument_checks_to_the_tools() -> None:
+    text = (
+        "</think><tool_call>\n<function=Read>\n<parameter=path>\na.py\n</parameter>\n"
+        "<parameter=offset>\nthree\n</parameter>\n<parameter=limit>\n5\n</parameter>\n"
+        "<parameter=limit>\n6\n</parameter>\n</function>\n</tool_call>"
+        + call("Delete", target="x")
+        + "<tool_call>\n<function=>\n</function>\n</tool_call>"
+    )
+    reply = parse(text, strict=False)
+    assert reply.tool_calls == [
+        ToolCall("Read", {"path": "a.py", "offset": "three", "limit": 6}, id="call_0"),
+        ToolCall("Delete", {"target": "x"}, id="call_1"),
+    ]
+    assert len(reply.errors) == 1 and "Unknown function ''" in reply.errors[0].error
+
+
+def test_lenient_mode_still_reports_broken_structure() -> None:
+    parser = QwenXmlToolParser(TOOLS, strict=False)
+    events = (
+        parser.feed("</think><tool_call>\n<function=Read>\n<parameter=file_path>\na")
+        + parser.finish()
+    )
+    assert "missing </parameter>" in gather(events).errors[0].error

@@ -177,3 +177,10 @@ def test_malformed_call_is_reported_not_raised(tmp_path: Path) -> None:
     assert "must be a number" in reply.errors[0].error
     assert "missing required parameter 'command'" in reply.errors[0].error
     assert reply.finish is not None and reply.finish.reason == "tool_calls"
+
+
+def test_lenient_script_backend(tmp_path: Path) -> None:
+    text = "</think>" + render_tool_call_xml(ToolCall("Bash", {"cmd": "ls"}))
+    backend = ScriptBackend(write_script(tmp_path / "s.jsonl", {"text": text}), strict_calls=False)
+    reply = collect(list(backend.generate(MESSAGES, [BASH], GenerationSettings())))
+    assert [c.arguments for c in reply.tool_calls] == [{"cmd": "ls"}]
