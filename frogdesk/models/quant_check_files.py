@@ -45,21 +45,32 @@ def _ftype_names() -> dict[int, str]:
 
 
 def _read_fields(path: Path) -> dict[str, Any]:
-    import gguf
+    """Architecture, file type, depth, width and vocabulary size, from a vocabulary-only load."""
+    import llama_cpp
 
-    reader = gguf.GGUFReader(str(path))
-    out: dict[str, Any] = {}
-    for name in ("general.architecture", "general.file_type"):
-        field = reader.get_field(name)
-        if field is not None:
-            out[name] = field.contents()
-    arch = str(out.get("general.architecture", ""))
-    for suffix in ("block_count", "embedding_length"):
-        field = reader.get_field(f"{arch}.{suffix}")
-        out[suffix] = int(field.contents()) if field is not None else -1
-    tokens = reader.get_field("tokenizer.ggml.tokens")
-    out["vocab_size"] = len(tokens.data) if tokens is not None else -1
-    return out
+    if not path.is_file():
+        raise OSError(f"not a file: {path}")
+    probe = llama_cpp.Llama(model_path=str(path), vocab_only=True, n_ctx=64, verbose=False)
+    try:
+        meta: dict[str, str] = dict(probe.metadata)
+        n_vocab = int(probe.n_vocab())
+    finally:
+        probe.close()
+    arch = meta.get("general.architecture", "")
+
+    def number(key: str) -> int:
+        try:
+            return int(meta.get(key, "-1"))
+        except ValueError:
+            return -1
+
+    return {
+        "general.architecture": arch,
+        "general.file_type": number("general.file_type"),
+        "block_count": number(f"{arch}.block_count"),
+        "embedding_length": number(f"{arch}.embedding_length"),
+        "vocab_size": n_vocab,
+    }
 
 
 def quant_label(path: Path) -> str:
@@ -101,7 +112,7 @@ def same_model_files(files: list[Path]) -> list[Path]:
     """The given files plus the other GGUF files beside them that are quants of the same model."""
     wanted = {identity(f) for f in files} - {None}
     found: dict[Path, Path] = {f.resolve(): f for f in files}
-    for folder in {f.resolve().parent for f in files}:
+    for folder in {f.absolute().parent for f in files}:
         for candidate in sorted(folder.glob("*.gguf")):
             if candidate.resolve() not in found and identity(candidate) in wanted:
                 found[candidate.resolve()] = candidate
