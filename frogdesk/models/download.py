@@ -156,18 +156,19 @@ def download(
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial, meta = partial_path(dest), _meta_path(dest)
     identity = {"size": expected.size, "sha256": expected.sha256, "blob": expected.git_blob_sha1}
-    try:
-        if json.loads(meta.read_text()) != identity:
-            _discard(dest)  # a partial of another version of the file
-    except (OSError, ValueError):
-        partial.unlink(missing_ok=True)
-    meta.write_text(json.dumps(identity))
     fd = os.open(partial, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             raise DownloadError(f"{dest.name}: another download of this file is running") from None
+        try:
+            same = json.loads(meta.read_text()) == identity
+        except (OSError, ValueError):
+            same = False
+        if not same:
+            os.ftruncate(fd, 0)  # bytes of another version of the file, or of unknown origin
+            meta.write_text(json.dumps(identity))
         try:
             _fetch_into(fd, url, dest, expected, token, progress, cancel, timeout)
             os.fsync(fd)

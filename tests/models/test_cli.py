@@ -163,3 +163,22 @@ def test_models_in_the_hf_cache_are_found_and_not_removed(
     assert [r["on_disk"] for r in rows] == [str(link)]
     code, _, err = _run(capsys, "models", "rm", "someone/FrogNano-4B-2609-GGUF:Q4_0")
     assert code == 2 and "hf cache delete" in err and link.exists()
+
+
+def test_hf_endpoint_environment_is_honoured(
+    hub: RunningHub, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", hub.endpoint)
+    code, out, _ = _run(capsys, "models", "list", REPO, "--json")
+    assert code == 0 and json.loads(out)["source"] == hub.endpoint
+
+
+def test_list_offline_uses_the_saved_listing(
+    hub: RunningHub, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(capsys, "models", "--endpoint", hub.endpoint, "list", REPO)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    served = len(hub.state.requests)
+    code, out, err = _run(capsys, "models", "--endpoint", hub.endpoint, "list", REPO)
+    assert code == 0 and f"{PREFIX}-Q4_K_M.gguf" in out and "saved listing" in err
+    assert len(hub.state.requests) == served

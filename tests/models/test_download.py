@@ -214,3 +214,31 @@ def test_full_disk_leaves_nothing_half_written(hub: RunningHub, tmp_path: Path) 
     repo_dir = tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF"
     assert _leftovers(repo_dir) == []
     assert name not in _leftovers(tmp_path)
+
+
+def test_a_second_download_of_the_same_file_is_refused(hub: RunningHub, tmp_path: Path) -> None:
+    import fcntl
+
+    listing = _listing(hub)
+    name = f"{PREFIX}-Q4_0.gguf"
+    dest = tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF" / name
+    dest.parent.mkdir(parents=True)
+    with partial_path(dest).open("ab") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # as a running download holds it
+        with pytest.raises(DownloadError, match="another download"):
+            pull(parse_spec(f"{REPO}:Q4_0"), listing, tmp_path)
+    (path,) = pull(parse_spec(f"{REPO}:Q4_0"), listing, tmp_path)
+    assert path.read_bytes() == hub.state.repos[REPO].files[name]
+
+
+def test_a_partial_of_another_version_is_not_resumed(hub: RunningHub, tmp_path: Path) -> None:
+    name = f"{PREFIX}-f16.gguf"
+    hub.state.drop_after[name] = 100_000
+    with pytest.raises(DownloadError):
+        pull(parse_spec(f"{REPO}:F16"), _listing(hub), tmp_path)
+    # the repo gets a new version of the file: the old partial bytes must not be reused
+    new_bytes = hub.state.repos[REPO].files[name][::-1]
+    hub.state.repos[REPO].files[name] = new_bytes
+    (path,) = pull(parse_spec(f"{REPO}:F16"), _listing(hub), tmp_path)
+    assert path.read_bytes() == new_bytes
+    assert hub.state.requests[-1][2] == ""  # started from zero, no Range
