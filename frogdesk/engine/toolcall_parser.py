@@ -21,9 +21,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from enum import Enum
 
+from frogdesk.engine.toolcall_scan import (
+    CALL_CLOSE,
+    CALL_OPEN,
+    FUNCTION_CLOSE,
+    FUNCTION_OPEN,
+    PARAM_CLOSE,
+    PARAM_OPEN,
+    THINK_CLOSE,
+    THINK_OPEN,
+    CallScanner,
+)
 from frogdesk.engine.toolcall_values import ToolSpec, build_arguments, tool_specs
 from frogdesk.engine.types import (
     ContentDelta,
@@ -34,17 +44,6 @@ from frogdesk.engine.types import (
     ToolCallEvent,
     ToolSchema,
 )
-
-THINK_OPEN = "<think>"
-THINK_CLOSE = "</think>"
-CALL_OPEN = "<tool_call>"
-CALL_CLOSE = "</tool_call>"
-FUNCTION_OPEN = "<function="
-FUNCTION_CLOSE = "</function>"
-PARAM_OPEN = "<parameter="
-PARAM_CLOSE = "</parameter>"
-_VALUE_ENDERS = (PARAM_OPEN, FUNCTION_CLOSE, CALL_CLOSE)
-_MAX_NAME = 256
 
 
 def render_tool_call_xml(call: ToolCall) -> str:
@@ -69,146 +68,6 @@ def _partial_tag(text: str, tags: Sequence[str]) -> int:
     if any(len(tail) < len(tag) and tag.startswith(tail) for tag in tags):
         return len(tail)
     return 0
-
-
-def _is_prefix_of_any(text: str, tags: Sequence[str]) -> bool:
-    return any(tag.startswith(text) for tag in tags)
-
-
-def _skip_space(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
-    return pos
-
-
-class _Stage(Enum):
-    FUNCTION = "function"
-    BODY = "body"
-    VALUE = "value"
-    AFTER_FUNCTION = "after_function"
-    SKIP = "skip"
-
-
-@dataclass
-class _CallScanner:
-    """Resumable scan of the text after one `<tool_call>`."""
-
-    text: str = ""
-    pos: int = 0
-    stage: _Stage = _Stage.FUNCTION
-    name: str | None = None
-    params: list[tuple[str, str]] = field(default_factory=list)
-    key: str = ""
-    value_start: int = 0
-    search_from: int = 0
-    error: str = ""
-
-    def _fail(self, message: str) -> None:
-        self.error = message
-        self.stage = _Stage.SKIP
-        self.search_from = self.pos
-
-    def _tag_name(self, opener: str) -> str | None:
-        """Read `opener NAME>` at pos; None when more text is needed (or after a failure)."""
-        end = self.text.find(">", self.pos + len(opener))
-        if end == -1:
-            pending = self.text[self.pos + len(opener) :]
-            if "\n" in pending or len(pending) > _MAX_NAME:
-                self._fail(f"the tag {opener}...> is not closed with '>'")
-            return None
-        name = self.text[self.pos + len(opener) : end].strip()
-        self.pos = end + 1
-        return name
-
-    def scan(self) -> int | None:
-        """Advance; the end offset just past `</tool_call>` when the call is complete."""
-        while True:
-            if self.stage is _Stage.SKIP:
-                end = self.text.find(CALL_CLOSE, self.search_from)
-                if end == -1:
-                    self.search_from = max(self.search_from, len(self.text) - len(CALL_CLOSE) + 1)
-                    return None
-                return end + len(CALL_CLOSE)
-            if self.stage is _Stage.VALUE:
-                if not self._scan_value():
-                    return None
-                continue
-            self.pos = _skip_space(self.text, self.pos)
-            rest = self.text[self.pos :]
-            if self.stage is _Stage.FUNCTION:
-                if rest.startswith(FUNCTION_OPEN):
-                    name = self._tag_name(FUNCTION_OPEN)
-                    if name is None:
-                        if self.error:
-                            continue
-                        return None
-                    self.name = name
-                    self.stage = _Stage.BODY
-                elif _is_prefix_of_any(rest, (FUNCTION_OPEN,)):
-                    return None
-                else:
-                    self._fail("expected <function=NAME> right after <tool_call>")
-            elif self.stage is _Stage.BODY:
-                if rest.startswith(PARAM_OPEN):
-                    key = self._tag_name(PARAM_OPEN)
-                    if key is None:
-                        if self.error:
-                            continue
-                        return None
-                    self.key = key
-                    self.stage = _Stage.VALUE
-                    self.value_start = self.search_from = self.pos
-                elif rest.startswith(FUNCTION_CLOSE):
-                    self.pos += len(FUNCTION_CLOSE)
-                    self.stage = _Stage.AFTER_FUNCTION
-                elif rest.startswith(CALL_CLOSE):
-                    self._fail("missing </function> before </tool_call>")
-                elif _is_prefix_of_any(rest, (PARAM_OPEN, FUNCTION_CLOSE, CALL_CLOSE)):
-                    return None
-                else:
-                    self._fail("expected <parameter=KEY> or </function> inside <function=...>")
-            else:  # AFTER_FUNCTION
-                if rest.startswith(CALL_CLOSE):
-                    return self.pos + len(CALL_CLOSE)
-                if _is_prefix_of_any(rest, (CALL_CLOSE,)):
-                    return None
-                self._fail("expected </tool_call> right after </function>")
-
-    def _scan_value(self) -> bool:
-        """Find the end of the current value; False when more text is needed."""
-        while True:
-            close = self.text.find(PARAM_CLOSE, self.search_from)
-            if close == -1:
-                self.search_from = max(self.value_start, len(self.text) - len(PARAM_CLOSE) + 1)
-                return False
-            after = _skip_space(self.text, close + len(PARAM_CLOSE))
-            ahead = self.text[after:]
-            if ahead.startswith(_VALUE_ENDERS):
-                raw = self.text[self.value_start : close]
-                self.params.append((self.key, raw))
-                self.pos = close + len(PARAM_CLOSE)
-                self.stage = _Stage.BODY
-                return True
-            if _is_prefix_of_any(ahead, _VALUE_ENDERS):
-                self.search_from = close
-                return False
-            self.search_from = close + 1
-
-    def truncation_error(self) -> str:
-        """What is missing when the reply ends inside this call."""
-        if self.error:
-            return f"{self.error}, and the reply ended before </tool_call>"
-        if self.stage is _Stage.FUNCTION and FUNCTION_OPEN in self.text:
-            return "the reply ended inside the <function=NAME> tag"
-        if self.stage is _Stage.VALUE and PARAM_CLOSE in self.text[self.value_start :]:
-            return f"the reply ended after the value of '{self.key}' (missing </function> and </tool_call>)"
-        missing = {
-            _Stage.FUNCTION: "the reply ended before <function=NAME>",
-            _Stage.BODY: "the reply ended before </function> and </tool_call>",
-            _Stage.VALUE: f"the reply ended inside the value of '{self.key}' (missing </parameter>)",
-            _Stage.AFTER_FUNCTION: "the reply ended before </tool_call>",
-        }
-        return missing.get(self.stage, "the reply ended inside the call")
 
 
 class _Mode(Enum):
@@ -250,7 +109,7 @@ class QwenXmlToolParser:
         self._reply_start = True
         self._segment_start = True
         self._pending_space = ""
-        self._scanner: _CallScanner | None = None
+        self._scanner: CallScanner | None = None
 
     def feed(self, text: str) -> list[EngineEvent]:
         """Parse the next piece of the reply; returns the events it completes."""
@@ -332,7 +191,7 @@ class QwenXmlToolParser:
                 self._enter(_Mode.CONTENT)
             else:
                 self._enter(_Mode.CALL)
-                self._scanner = _CallScanner()
+                self._scanner = CallScanner()
             return True
         hold = 0 if final else _partial_tag(self._buf, tags)
         self._emit(events, self._buf[: len(self._buf) - hold])
@@ -363,7 +222,7 @@ class QwenXmlToolParser:
             "<parameter=KEY>\\nVALUE\\n</parameter>\\n</function>\\n</tool_call>."
         ).replace("\\n", "\n")
 
-    def _complete(self, scanner: _CallScanner, raw: str) -> ToolCallEvent | ToolCallError:
+    def _complete(self, scanner: CallScanner, raw: str) -> ToolCallEvent | ToolCallError:
         name = scanner.name or ""
         if scanner.error:
             return ToolCallError(raw=raw, error=self._message(name, scanner.error), name=name)
