@@ -26,6 +26,7 @@ class _Walk:
 
     real_root: str
     on_stack: set[str] = field(default_factory=set)
+    listings: dict[str, list[os.DirEntry[str]]] = field(default_factory=dict)
     matchers: dict[str, Callable[[str], re.Match[str] | None]] = field(default_factory=dict)
 
     def matcher(self, part: str) -> Callable[[str], re.Match[str] | None]:
@@ -42,11 +43,16 @@ class _Walk:
         return is_within(os.path.realpath(entry.path), self.real_root)
 
     def entries(self, directory: str) -> list[os.DirEntry[str]]:
-        try:
-            with os.scandir(directory) as it:
-                return [e for e in it if e.name not in PRUNED_NAMES]
-        except OSError:
-            return []
+        """The directory's entries (minus pruned names), listed once per evaluation."""
+        found = self.listings.get(directory)
+        if found is None:
+            try:
+                with os.scandir(directory) as it:
+                    found = [e for e in it if e.name not in PRUNED_NAMES]
+            except OSError:
+                found = []
+            self.listings[directory] = found
+        return found
 
     def is_dir(self, entry: os.DirEntry[str]) -> bool:
         try:

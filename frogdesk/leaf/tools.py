@@ -159,7 +159,10 @@ class LeafTools:
             raise OutsideWorkdirError(f"{pattern} is outside the repository workdir")
         found = glob_files(str(base.path), pattern, str(self.workdir))
         prefix = "" if base.display == "." else base.display + "/"
-        shown = sorted(os.path.normpath(prefix + name) for name in found)
+        if prefix or "./" in pattern or pattern.startswith("."):
+            shown = sorted(os.path.normpath(prefix + name) for name in found)
+        else:
+            shown = found  # already sorted and normal
         if not shown:
             return "No files matched."
         out = "\n".join(shown[:GLOB_LIMIT])
