@@ -128,11 +128,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         return 0
     print(_table(rows))
-    print(
-        f"\nfrom {source}; fit at {context:,} tokens of context; FIT~ is judged from the file size "
-        "alone (pull or inspect a quant of the repo for its KV cache)",
-        file=sys.stderr,
-    )
+    note = f"\nfrom {source}; fit at {context:,} tokens of context (or the model's own maximum)"
+    if any(r.fit.endswith("~") for r in rows):
+        note += "; FIT~ is judged from the file size alone (pull any quant of the repo for its KV cache)"
+    print(note, file=sys.stderr)
     return 0
 
 
@@ -150,9 +149,9 @@ def cmd_pull(args: argparse.Namespace) -> int:
     """Download (or resume) a model; verified against the Hub's sha256 before it is used."""
     settings = load_settings(args)
     paths = AppPaths.default()
-    spec = parse_spec(args.spec, settings.aliases)
+    spec = parse_spec(args.spec or settings.model, settings.aliases)
     if spec.kind != "repo":
-        raise UserError(f"{args.spec} is a local file; use `frogdesk models import {args.spec}`")
+        raise UserError(f"{spec} is a local file; use `frogdesk models import {spec}`")
     endpoint = resolve_endpoint(args.endpoint, settings.hf_endpoint)
     token = hub_token()
     listing = list_repo(
@@ -379,7 +378,10 @@ def register(sub: Any) -> None:
     )
     p = action("pull", cmd_pull, "download a model (resumable, sha256-verified)")
     p.add_argument(
-        "spec", help="REPO or REPO:QUANT, e.g. bartowski/FrogNano-4B-2609-GGUF:Q4_K_M, or an alias"
+        "spec",
+        nargs="?",
+        help="REPO or REPO:QUANT, e.g. bartowski/FrogNano-4B-2609-GGUF:Q4_K_M, or an alias "
+        "(default: the `model` setting)",
     )
     p = action("info", cmd_info, "metadata, memory estimate and warnings of a model")
     p.add_argument("spec", help="a .gguf path, REPO[:QUANT] already pulled, or an alias")

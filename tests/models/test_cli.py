@@ -182,3 +182,13 @@ def test_list_offline_uses_the_saved_listing(
     code, out, err = _run(capsys, "models", "--endpoint", hub.endpoint, "list", REPO)
     assert code == 0 and f"{PREFIX}-Q4_K_M.gguf" in out and "saved listing" in err
     assert len(hub.state.requests) == served
+
+
+def test_pull_without_spec_takes_the_model_setting(
+    hub: RunningHub, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FROGDESK_MODEL", f"{REPO}:Q2_K")
+    code, out, err = _run(capsys, "models", "pull", "--endpoint", hub.endpoint)
+    assert code == 0, err
+    assert Path(out.strip()).name == f"{PREFIX}-Q2_K.gguf"
+    assert "[low-bits]" in err
