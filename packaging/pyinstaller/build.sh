@@ -46,7 +46,7 @@ PY
 import json,sys
 r=json.load(open(sys.argv[1]))
 assert r['exit_reason']=='agent', r
-assert r['files_changed']==1, r
+assert r['files_changed']==['greeting.txt'], r
 " "$smoke/run.json"
 grep -q '+hello, frog' "$smoke/out/generated_seed-0.patch"
 test "$(cat "$repo/greeting.txt")" = "hello"

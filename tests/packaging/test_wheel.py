@@ -47,7 +47,9 @@ def test_wheel_installs_into_fresh_venv(tmp_path: Path) -> None:
     assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
     command = env_dir / "bin" / "frogdesk"
     env = dict(os.environ)
-    version = subprocess.run([str(command), "--version"], capture_output=True, text=True, env=env, check=False)
+    version = subprocess.run(
+        [str(command), "--version"], capture_output=True, text=True, env=env, check=False
+    )
     assert version.stdout.strip() == f"frogdesk {frogdesk.__version__}", version.stderr
     doctor = subprocess.run(
         [str(command), "doctor", "--json", "--hub-timeout", "1"],
