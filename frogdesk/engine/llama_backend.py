@@ -348,7 +348,10 @@ class LlamaBackend:
             self._record(run.recorded, run.ended_on_eog)
 
     def _record(self, reply: Message, eog_piece: str) -> None:
-        """Keep a finished reply as a message of the transcript, closed as the template closes it."""
+        """Keep a reply as a message of the transcript, closed as the template closes it.
+
+        Replies cut by the token cap are kept too: when the loop sends them back they match.
+        """
         t = self.transcript
         closing = self._closing
         glue = closing[len(eog_piece) :] if eog_piece and closing.startswith(eog_piece) else closing

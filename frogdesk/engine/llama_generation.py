@@ -149,7 +149,7 @@ class ReplyRun:
             **usage,  # type: ignore[arg-type]
         )
         final = reason
-        if final in ("stop", "tool_calls"):
+        if final in ("stop", "tool_calls", "length") and completion > 0:
             self.recorded = Message(
                 role="assistant",
                 content=reply.content,
