@@ -265,6 +265,9 @@ class LeafLoop:
         ]
         assistant = Message("assistant", reply.content, reply.reasoning, tuple(calls))
         if finish == "length":
+            # the cut reply stays in the record; its half-written calls are not run
+            assistant = dataclasses.replace(assistant, tool_calls=())
+            self.messages.append(assistant)
             self._record(StepRecord(index, assistant, (), reply.usage, gen_seconds, 0.0, finish))
             reason: ExitReason = (
                 "max_tokens_per_turn"

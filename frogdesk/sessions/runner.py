@@ -96,7 +96,9 @@ def default_backend(record: SessionRecord, settings: Settings, replies_done: int
 
     settings = dataclasses.replace(settings, backend=record.backend)
     if record.backend == "openai":
-        return make_backend(settings, endpoint=record.settings.get("openai_endpoint") or None)
+        endpoint = str(record.settings.get("openai_endpoint") or settings.openai_endpoint)
+        settings = dataclasses.replace(settings, openai_endpoint=endpoint)
+        return make_backend(settings, endpoint=endpoint or None)
     return make_backend(settings, model_path=resolve_model_path(record.model, settings))
 
 
@@ -139,8 +141,7 @@ class ActiveSession:
     @property
     def finished(self) -> bool:
         """True when the transcript already ends with a final answer."""
-        steps = self.transcript.steps
-        return bool(steps) and not steps[-1].assistant.tool_calls and not steps[-1].observations
+        return self.transcript.ended_with_answer()
 
     def close(self) -> None:
         """Free the backend."""
@@ -208,6 +209,12 @@ class SessionService:
         session_id = new_session_id()
         worktree = create_worktree(spec.repo, self.paths.worktrees_dir, session_id)
         model = spec.script if spec.backend == "script" else spec.model or self.settings.model
+        if (
+            spec.backend == "llama"
+            and model.endswith(".gguf")
+            and Path(model).expanduser().is_file()
+        ):
+            model = str(Path(model).expanduser().resolve())  # so a resume from elsewhere finds it
         settings_data = dataclasses.asdict(self.settings)
         if spec.endpoint:
             settings_data["openai_endpoint"] = spec.endpoint
@@ -255,6 +262,8 @@ class SessionService:
             raise SessionClosedError(f"session {record.id} was discarded; start a new one")
         self.store.repair_transcript(record.id)
         transcript = self.store.read_transcript(record.id)
+        if transcript.ended_with_answer():
+            raise SessionClosedError(f"session {record.id} already ended with a final answer")
         worktree = load_worktree(Path(record.worktree).parent, Path(record.worktree).name)
         settings = _settings_from(record, self.settings)
         shell = self.shell_factory(settings.sandbox, worktree, settings)
@@ -364,12 +373,14 @@ class ApplyRefusedError(RuntimeError):
 
 def session_errors() -> tuple[type[Exception], ...]:
     """The errors that mean "the user can fix this": shown as one line, no traceback."""
+    from frogdesk.engine.backends import BackendError
     from frogdesk.engine.script_backend import ScriptError
     from frogdesk.models.errors import ModelError
     from frogdesk.sandbox.errors import SandboxError
     from frogdesk.sessions.store import SessionNotFoundError
 
     return (
+        BackendError,
         SandboxError,
         ScriptError,
         ModelError,

@@ -42,6 +42,13 @@ class Transcript:
     dropped_tail: bool = False
     """True when a half-written last line (a crash mid-write) was ignored."""
 
+    def ended_with_answer(self) -> bool:
+        """True when the last step is a final answer (a whole reply without tool calls)."""
+        if not self.steps:
+            return False
+        last = self.steps[-1]
+        return last.finish != "length" and not last.assistant.tool_calls and not last.observations
+
     def conversation(self) -> list[Message]:
         """The full message list the loop continues from."""
         out = list(self.messages)

@@ -133,11 +133,14 @@ def test_step_budget(runner: ToolRunner) -> None:
 
 
 def test_reply_cut_by_the_turn_cap(runner: ToolRunner) -> None:
-    backend = EventBackend([reply("half a thou", finish="length")])
+    cut_call = ToolCall("Write", {"file_path": "half.txt", "content": "x"})
+    backend = EventBackend([reply("half a thou", cut_call, finish="length")])
     _, steps, result = drive(backend, runner, LoopConfig(max_tokens_per_turn=64))
     assert result.exit_reason == "max_tokens_per_turn"
     assert backend.calls[0][1].max_tokens == 64
-    assert steps[0].finish == "length"
+    assert steps[0].finish == "length" and steps[0].observations == ()
+    assert result.messages[-1] == Message("assistant", "half a thou", "think")
+    assert not (runner.workdir / "half.txt").exists()
 
 
 def test_context_budget_before_a_reply(runner: ToolRunner) -> None:

@@ -85,6 +85,9 @@ def test_kill_then_resume(tmp_path: Path, sandboxed_bash: str) -> None:
     listed = json.loads(frogdesk("sessions", "list", "--json").stdout)
     assert listed[0]["status"] == "finished" and listed[0]["exit_reason"] == "agent"
 
+    finished = frogdesk("sessions", "resume", record.id)
+    assert finished.returncode == 2 and "already ended with a final answer" in finished.stderr
+
     gone = frogdesk("sessions", "discard", record.id)
     assert gone.returncode == 0 and not Path(record.worktree).exists()
     again = frogdesk("sessions", "resume", record.id)
