@@ -25,9 +25,21 @@ def model_quants(qwen35_quants: dict[str, Path]) -> dict[str, Path]:
     return out
 
 
+@pytest.fixture(scope="session")
+def split_q8(model_quants: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    """The tiny model's Q8_0 as a real two-part split GGUF."""
+    from tests.models.split_gguf import write_split
+
+    folder = tmp_path_factory.mktemp("split")
+    return write_split(model_quants["Q8_0"], folder / "tiny-qwen35-Q8_0.gguf", max_tensors=30)
+
+
 @pytest.fixture
 def hub(
-    model_quants: dict[str, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    model_quants: dict[str, Path],
+    split_q8: list[Path],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
 ) -> Iterator[RunningHub]:
     """A stand-in Hub serving REPO; HF offline mode is lifted for the test."""
     import huggingface_hub.constants
@@ -37,6 +49,6 @@ def hub(
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-home" / "hub"))
-    state = HubState(repos={REPO: HubRepo(bartowski_layout(model_quants, PREFIX))})
+    state = HubState(repos={REPO: HubRepo(bartowski_layout(model_quants, split_q8, PREFIX))})
     with serve_hub(state) as running:
         yield running

@@ -246,23 +246,18 @@ def serve_hub(state: HubState) -> Iterator[RunningHub]:
 
 
 def bartowski_layout(
-    quants: dict[str, Path], prefix: str = "microsoft_FrogNano-4B-2609"
+    quants: dict[str, Path], split: list[Path], prefix: str = "microsoft_FrogNano-4B-2609"
 ) -> dict[str, bytes]:
-    """A repo laid out like bartowski's: one file per quant, an mmproj, a split Q8_0, a README.
-
-    The Q8_0 parts are the two halves of the Q8_0 file's bytes: the Hub only serves bytes,
-    so listing and pulling a split model need no real split GGUF.
-    """
+    """A repo laid out like bartowski's: one file per quant, a split Q8_0 in its folder, an mmproj."""
     files: dict[str, bytes] = {}
     for quant, path in quants.items():
         if quant == "Q8_0":
             continue
         label = quant.lower() if quant in {"F16", "BF16"} else quant
         files[f"{prefix}-{label}.gguf"] = path.read_bytes()
-    q8 = quants["Q8_0"].read_bytes()
-    half = len(q8) // 2
-    files[f"{prefix}-Q8_0/{prefix}-Q8_0-00001-of-00002.gguf"] = q8[:half]
-    files[f"{prefix}-Q8_0/{prefix}-Q8_0-00002-of-00002.gguf"] = q8[half:]
+    count = len(split)
+    for index, part in enumerate(split, start=1):
+        files[f"{prefix}-Q8_0/{prefix}-Q8_0-{index:05d}-of-{count:05d}.gguf"] = part.read_bytes()
     files[f"mmproj-{prefix}-f16.gguf"] = quants["F16"].read_bytes()[:4096]
     files["README.md"] = b"---\nlicense: mit\npipeline_tag: image-text-to-text\n---\n# quants\n"
     files[".gitattributes"] = b"*.gguf filter=lfs diff=lfs merge=lfs -text\n"

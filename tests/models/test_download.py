@@ -23,6 +23,7 @@ from frogdesk.models.download import (
     partial_path,
 )
 from frogdesk.models.hub import list_repo, resolve_url
+from frogdesk.models.inspect import inspect_gguf
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.spec import parse_spec
 from frogdesk.paths import AppPaths
@@ -55,15 +56,24 @@ def test_pull_downloads_and_verifies(hub: RunningHub, tmp_path: Path) -> None:
     assert hub.state.served == before
 
 
-def test_pull_split_model_fetches_every_part(hub: RunningHub, tmp_path: Path) -> None:
+def test_pull_split_model_fetches_every_part(
+    hub: RunningHub, tmp_path: Path, model_quants: dict[str, Path]
+) -> None:
     paths = pull(parse_spec(f"{REPO}:Q8_0"), _listing(hub), tmp_path)
     assert [p.name for p in paths] == [
         f"{PREFIX}-Q8_0-00001-of-00002.gguf",
         f"{PREFIX}-Q8_0-00002-of-00002.gguf",
     ]
     files = hub.state.repos[REPO].files
-    assert b"".join(p.read_bytes() for p in paths) == b"".join(
-        files[f"{PREFIX}-Q8_0/{p.name}"] for p in paths
+    for path in paths:
+        assert path.read_bytes() == files[f"{PREFIX}-Q8_0/{path.name}"]
+    split = inspect_gguf(paths[0])
+    single = inspect_gguf(model_quants["Q8_0"])
+    assert split.parts == tuple(paths)
+    assert (split.parameters, split.tensor_bytes, split.file_type) == (
+        single.parameters,
+        single.tensor_bytes,
+        "Q8_0",
     )
 
 

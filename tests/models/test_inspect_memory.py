@@ -39,11 +39,14 @@ def _llama_view(path: Path) -> dict[str, object]:
         llama_cpp.llama_model_free(model)
 
 
-@pytest.fixture(params=["smollm2", "qwen35"])
+@pytest.fixture(params=["smollm2", "qwen35", "qwen35-split"])
 def test_model(request: pytest.FixtureRequest) -> Path:
     if request.param == "smollm2":
         path: Path = request.getfixturevalue("smollm2_gguf")
         return path
+    if request.param == "qwen35-split":
+        parts: list[Path] = request.getfixturevalue("split_q8")
+        return parts[0]
     quants: dict[str, Path] = request.getfixturevalue("qwen35_quants")
     return quants["Q8_0"]
 
