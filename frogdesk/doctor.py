@@ -24,11 +24,23 @@ PACKAGES = (
     "platformdirs",
     "gguf",
 )
-GPU_INSTALL_HINT = {
-    "nvidia": "packaging/install-gpu --cuda",
-    "apple": "packaging/install-gpu --metal",
-    "amd": "packaging/install-gpu --rocm",
+GPU_CMAKE = {
+    "nvidia": ("cuda", "-DGGML_CUDA=on"),
+    "apple": ("metal", "-DGGML_METAL=on"),
+    "amd": ("rocm", "-DGGML_HIP=on"),
 }
+
+
+def gpu_install_hint(vendor: str) -> str:
+    """The command that rebuilds llama.cpp with offload for this GPU vendor."""
+    flag, cmake = GPU_CMAKE[vendor]
+    return (
+        f"packaging/install-gpu --{flag} (from a checkout), or: CMAKE_ARGS={cmake} "
+        f"{sys.executable} -m pip install --force-reinstall --no-cache-dir --no-deps "
+        "--no-binary llama-cpp-python llama-cpp-python"
+    )
+
+
 DEFAULT_HUB = "https://huggingface.co"
 
 
@@ -126,11 +138,11 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
     hint = system.gpu_present_hint()
     if not llama.get("available"):
         problems.append(f"llama-cpp-python cannot be imported: {llama.get('error')}")
-    elif hint and not llama.get("gpu_offload") and hint in GPU_INSTALL_HINT:
-        llama["enable_gpu"] = GPU_INSTALL_HINT[hint]
+    elif hint in GPU_CMAKE and not llama.get("gpu_offload"):
+        llama["enable_gpu"] = gpu_install_hint(hint)
         problems.append(
             f"a {hint} GPU is present but this llama.cpp build cannot offload to it; "
-            f"run `{GPU_INSTALL_HINT[hint]}`"
+            f"run {llama['enable_gpu']}"
         )
     sandbox = sandbox_status(settings.sandbox)
     if sandbox["level"] == "none":

@@ -100,3 +100,12 @@ def test_doctor_shows_bad_config_and_exits_2() -> None:
     result = frogdesk_cmd("doctor", "--hub-timeout", "1")
     assert result.returncode == 2
     assert "max_stpes" in result.stdout
+
+
+def test_gpu_hint_names_the_rebuild() -> None:
+    from frogdesk.doctor import gpu_install_hint
+
+    hint = gpu_install_hint("nvidia")
+    assert "packaging/install-gpu --cuda" in hint
+    assert "CMAKE_ARGS=-DGGML_CUDA=on" in hint and "--no-binary llama-cpp-python" in hint
+    assert "--metal" in gpu_install_hint("apple")
