@@ -256,3 +256,37 @@ def test_usage_events(runner: ToolRunner) -> None:
     usage = [e for e in events if isinstance(e, StepUsage)]
     assert usage and usage[0].usage.prompt_tokens == 100 and steps[0].usage == usage[0].usage
     assert result.context_tokens == 105
+
+
+class WaitingBackend(EventBackend):
+    """Streams one delta, then waits for the cancel event as a decoding engine would."""
+
+    def generate(self, messages, tools, settings, cancel=None):  # type: ignore[no-untyped-def]
+        self.calls.append((list(messages), settings))
+        yield ContentDelta("thinking hard")
+        assert cancel is not None
+        cancel.wait()
+        yield Finished("cancelled")
+
+
+def test_cancel_from_another_thread_while_generating(runner: ToolRunner) -> None:
+    cancel = threading.Event()
+    steps: list[StepRecord] = []
+
+    def on_event(event: LoopEvent) -> None:
+        if isinstance(event, ContentDelta):
+            threading.Thread(target=cancel.set).start()
+
+    backend = WaitingBackend([])
+    result = run_loop(
+        backend,
+        tool_schemas(),
+        runner,
+        LoopConfig(),
+        opening(),
+        cancel=cancel,
+        on_event=on_event,
+        on_step=steps.append,
+    )
+    assert result.exit_reason == "cancelled"
+    assert steps == [] and [m.role for m in result.messages] == ["system", "user"]
