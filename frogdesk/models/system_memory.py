@@ -76,11 +76,17 @@ def _nvidia() -> tuple[int, int, str] | None:
         ).stdout
     except (OSError, subprocess.SubprocessError):
         return None
+    return parse_nvidia_smi(out)
+
+
+def parse_nvidia_smi(out: str) -> tuple[int, int, str] | None:
+    """(total, free, name) of the first GPU from `nvidia-smi --query-gpu=memory.total,memory.free,name
+    --format=csv,noheader,nounits` output (MiB figures), or None when it cannot be read."""
     first = out.strip().splitlines()[0] if out.strip() else ""
     fields = [f.strip() for f in first.split(",")]
     if len(fields) < 3 or not fields[0].isdigit() or not fields[1].isdigit():
         return None
-    return int(fields[0]) * 2**20, int(fields[1]) * 2**20, fields[2]
+    return int(fields[0]) * 2**20, int(fields[1]) * 2**20, ",".join(fields[2:])
 
 
 def available_memory(meminfo: Path = Path("/proc/meminfo")) -> MemoryAvailable:

@@ -33,3 +33,12 @@ def test_this_machine() -> None:
     assert 0 < memory.ram_free <= memory.ram_total
     if not gpu_offload_supported() or shutil.which("nvidia-smi") is None:
         assert not memory.has_gpu and memory.vram_free is None
+
+
+def test_nvidia_smi_output() -> None:
+    from frogdesk.models.system_memory import parse_nvidia_smi
+
+    out = "24564, 23012, NVIDIA GeForce RTX 4090\n8192, 100, NVIDIA T1000\n"
+    assert parse_nvidia_smi(out) == (24564 * 2**20, 23012 * 2**20, "NVIDIA GeForce RTX 4090")
+    assert parse_nvidia_smi("") is None
+    assert parse_nvidia_smi("[N/A], [N/A], GPU\n") is None
