@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
+import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -93,6 +98,28 @@ class ProgressPrinter:
         self.stream.flush()
 
 
+@contextlib.contextmanager
+def stop_on_signals(printer: ProgressPrinter) -> Iterator[threading.Event]:
+    """Ctrl-C or SIGTERM ends the run cleanly (`cancelled`, results written); a second Ctrl-C aborts."""
+    cancel = threading.Event()
+
+    def on_signal(signum: int, frame: types.FrameType | None) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+        printer.write("frogdesk: stopping after the current step (Ctrl-C again to abort)")
+
+    if threading.current_thread() is not threading.main_thread():
+        yield cancel
+        return
+    previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield cancel
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _short_args(arguments: Any) -> str:
     if not isinstance(arguments, dict):
         return ""
@@ -167,7 +194,8 @@ def run_session(service: Any, *, spec: Any, resume_id: str | None, args: argpars
         printer.write(f"sandbox: {active.shell.level} ({active.shell.reason})")
         for warning in active.shell.warnings:
             printer(Notice(warning, "warning"))
-        outcome = service.run(active, on_event=printer)
+        with stop_on_signals(printer) as cancel:
+            outcome = service.run(active, cancel=cancel, on_event=printer)
     finally:
         active.close()
     output: Path = args.output or service.store.session_dir(outcome.record.id)

@@ -92,3 +92,37 @@ def test_kill_then_resume(tmp_path: Path, sandboxed_bash: str) -> None:
     assert gone.returncode == 0 and not Path(record.worktree).exists()
     again = frogdesk("sessions", "resume", record.id)
     assert again.returncode == 2 and "discarded" in again.stderr
+
+
+@pytest.mark.slow
+def test_sigterm_stops_cleanly_then_resume(tmp_path: Path, sandboxed_bash: str) -> None:
+    repo = make_repo(tmp_path)
+    script = write_script(tmp_path / "script.jsonl", fixing_replies(slow_step=True))
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "frogdesk", "run", "Fix it.", "--repo", str(repo),
+         "--script", str(script), "--output", str(out), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    store = SessionStore(AppPaths.default().sessions_dir)
+
+    def sleeping() -> bool:
+        records = store.list()
+        return (
+            bool(records) and (Path(records[0].worktree + ".sandbox") / "home" / "slept").exists()
+        )
+
+    wait_for(sleeping, "the second step's command to start")
+    proc.send_signal(signal.SIGTERM)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    summary = json.loads(stdout)
+    assert summary["exit_reason"] == "cancelled" and summary["n_steps"] == 2
+    traj = json.loads((out / "trajectory_seed-0.json").read_text(encoding="utf-8"))
+    assert traj["exit_reason"] == "cancelled" and traj["partial"] is True
+    [record] = store.list()
+    assert record.status == "interrupted" and record.pid == 0
+
+    done = frogdesk("sessions", "resume", record.id, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["exit_reason"] == "agent"
