@@ -43,6 +43,10 @@ class HubState:
     ignore_range: bool = False
     """Answer ranged requests with the whole file (200), as some mirrors do."""
     token: str | None = None
+    cdn_host: str = ""
+    """When set (e.g. `localhost:PORT`), LFS files redirect there, as the Hub sends them to its CDN."""
+    authorization_seen: list[tuple[str, bool]] = field(default_factory=list)
+    """(path, whether an Authorization header came) of every request."""
     """When set, every request must carry `Authorization: Bearer <token>`."""
     served: dict[str, int] = field(default_factory=dict)
     """Body bytes sent per file path by resolve GETs."""
@@ -118,6 +122,10 @@ class _Handler(BaseHTTPRequestHandler):
         path = unquote(url.path)
         with state.lock:
             state.requests.append((self.command, path, self.headers.get("Range", "")))
+            state.authorization_seen.append((path, "Authorization" in self.headers))
+        if path.startswith("/cdn/"):
+            self._resolve(path.removeprefix("/cdn/"), from_cdn=True)
+            return
         if not self._authorized():
             return
         if path.startswith("/api/models/"):
@@ -150,7 +158,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._json(200, {"id": repo, "sha": COMMIT})
 
-    def _resolve(self, rest: str) -> None:
+    def _resolve(self, rest: str, from_cdn: bool = False) -> None:
         state = self.server.state
         repo_part, _, after = rest.partition("/resolve/")
         _revision, _, file_path = after.partition("/")
@@ -162,6 +170,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             return
         data = repo.files[file_path]
+        if state.cdn_host and not from_cdn and len(data) >= repo.lfs_min and self.command == "GET":
+            self.send_response(302)
+            self.send_header("Location", f"http://{state.cdn_host}/cdn/{rest}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         etag = (
             hashlib.sha256(data).hexdigest() if len(data) >= repo.lfs_min else git_blob_sha1(data)
         )

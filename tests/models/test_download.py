@@ -252,3 +252,18 @@ def test_a_partial_of_another_version_is_not_resumed(hub: RunningHub, tmp_path: 
     (path,) = pull(parse_spec(f"{REPO}:F16"), _listing(hub), tmp_path)
     assert path.read_bytes() == new_bytes
     assert hub.state.requests[-1][2] == ""  # started from zero, no Range
+
+
+def test_redirect_to_another_host_does_not_carry_the_token(hub: RunningHub, tmp_path: Path) -> None:
+    port = hub.endpoint.rsplit(":", 1)[1]
+    hub.state.cdn_host = f"localhost:{port}"  # another host name for the same server, like a CDN
+    hub.state.token = "tok"
+    listing = list_repo(REPO, endpoint=hub.endpoint, cache_dir=tmp_path / "c", token="tok")
+    name = f"{PREFIX}-Q4_0.gguf"
+    (path,) = pull(parse_spec(f"{REPO}:Q4_0"), listing, tmp_path, token="tok")
+    assert path.read_bytes() == hub.state.repos[REPO].files[name]
+    seen = [(p, auth) for p, auth in hub.state.authorization_seen if p.endswith(name)]
+    assert seen == [
+        (f"/{REPO}/resolve/main/{name}", True),
+        (f"/cdn/{REPO}/resolve/main/{name}", False),
+    ]
