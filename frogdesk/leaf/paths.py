@@ -51,12 +51,6 @@ def resolve(workdir: Path, raw: str) -> ResolvedPath:
     return ResolvedPath(Path(lexical), display)
 
 
-def display_of(workdir: Path, path: Path) -> str:
-    """The workdir-relative name of a path known to be inside the workdir."""
-    rel = os.path.relpath(path, os.path.abspath(workdir))
-    return Path(rel).as_posix()
-
-
 def in_git_dir(resolved: ResolvedPath) -> bool:
     """True for the worktree's `.git` entry or anything below it."""
     return resolved.display == ".git" or resolved.display.startswith(".git/")
