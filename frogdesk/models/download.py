@@ -229,12 +229,19 @@ def _fetch_into(
         try:
             response = _open_range(url, have, token, timeout)
         except urllib.error.HTTPError as exc:
+            if exc.code == 416:  # the server's file is shorter than our partial: start over
+                os.ftruncate(fd, 0)
             raise _http_error(exc, dest.name) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
             raise DownloadError(
                 f"{dest.name}: cannot connect ({exc}); run again to resume"
             ) from None
         with response:
+            content_range = response.headers.get("Content-Range", "")
+            if response.status == 206 and not content_range.startswith(f"bytes {have}-"):
+                raise DownloadError(
+                    f"{dest.name}: the server answered range {have}- with '{content_range}'"
+                )
             if have and response.status == 200:  # the server ignored the range: start over
                 os.ftruncate(fd, 0)
                 have = 0
@@ -302,4 +309,8 @@ def _http_error(exc: urllib.error.HTTPError, name: str) -> DownloadError:
         )
     if exc.code == 404:
         return DownloadError(f"{name}: not found on the server (HTTP 404)")
+    if exc.code == 416:
+        return DownloadError(
+            f"{name}: the file on the server changed; the partial was reset, run again"
+        )
     return DownloadError(f"{name}: HTTP {exc.code} {exc.reason}; run again to resume")

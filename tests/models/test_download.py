@@ -267,3 +267,16 @@ def test_redirect_to_another_host_does_not_carry_the_token(hub: RunningHub, tmp_
         (f"/{REPO}/resolve/main/{name}", True),
         (f"/cdn/{REPO}/resolve/main/{name}", False),
     ]
+
+
+def test_file_shrunk_on_the_server_resets_the_partial(hub: RunningHub, tmp_path: Path) -> None:
+    name = f"{PREFIX}-f16.gguf"
+    listing = _listing(hub)  # kept while the server's file changes under it
+    hub.state.drop_after[name] = 100_000
+    with pytest.raises(DownloadError):
+        pull(parse_spec(f"{REPO}:F16"), listing, tmp_path)
+    hub.state.repos[REPO].files[name] = b"GGUF" + bytes(2000)
+    with pytest.raises(DownloadError, match="changed"):
+        pull(parse_spec(f"{REPO}:F16"), listing, tmp_path)
+    dest = tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF" / name
+    assert partial_path(dest).stat().st_size == 0 and not dest.exists()
