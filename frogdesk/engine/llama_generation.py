@@ -144,7 +144,7 @@ class ReplyRun:
         done = time.perf_counter()
         yield Usage(
             completion_tokens=completion,
-            decode_seconds=done - prefilled,
+            decode_seconds=(done - first) if first else 0.0,
             ttft_seconds=(first - started) if first else 0.0,
             **usage,  # type: ignore[arg-type]
         )

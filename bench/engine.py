@@ -1,0 +1,177 @@
+"""Benchmark: a scripted multi-turn agent conversation three ways on one model; prints JSON.
+
+1. FrogDesk's `llama` backend (token transcript, only new tokens decoded);
+2. llama-cpp-python's `Llama.create_chat_completion` fed the same messages;
+3. a raw low-level decode loop with the same sampler (the decode-speed reference).
+
+`new_tokens` of a turn is how much the conversation grew since the last token the model
+evaluated (the whole prompt on turn 1); `eval_ratio` is evaluated over new, summed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from frogdesk.engine.llama_backend import LlamaBackend
+from frogdesk.engine.llama_context import ContextParams, LlamaContext
+from frogdesk.engine.llama_sampling import Sampler, resolve
+from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolCall
+from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
+
+TASK = "The test tests/test_calc.py::test_divide fails with ZeroDivisionError. Fix calc.py."
+
+
+def observation(turn: int) -> str:
+    """A Read-style result of about 300 tokens, different every turn."""
+    lines = [f"calc_{turn}.py"]
+    for i in range(1, 41):
+        lines.append(f"{i}. result_{i} = divide(total_{turn}, count_{i})")
+    return "\n".join(lines)
+
+
+def run_ours(args: argparse.Namespace) -> tuple[dict[str, Any], list[Message], list[int]]:
+    """Our backend over the scripted conversation: its numbers, the messages, the tokens."""
+    backend = LlamaBackend(args.model, n_ctx=args.n_ctx, n_threads=args.threads)
+    tools = tool_schemas()
+    messages = [Message("system", SYSTEM_PROMPT), Message("user", TASK)]
+    turns: list[dict[str, int]] = []
+    ttft: list[float] = []
+    decode_tokens = 0
+    decode_s = prefill_s = 0.0
+    known = 0
+    try:
+        for turn in range(args.turns):
+            settings = GenerationSettings(max_tokens=args.max_tokens, seed=args.seed + turn)
+            reply = Reply()
+            for event in backend.generate(messages, tools, settings):
+                reply.add(event)
+            usage = reply.usage
+            assert usage is not None
+            turns.append(
+                {"new_tokens": usage.prompt_tokens - known,
+                 "evaluated_tokens": usage.evaluated_tokens}
+            )  # fmt: skip
+            known = usage.prompt_tokens + usage.completion_tokens - 1
+            ttft.append(usage.ttft_seconds * 1000)
+            decode_tokens += max(0, usage.completion_tokens - 1)
+            decode_s += usage.decode_seconds
+            prefill_s += usage.prefill_seconds
+            calls = tuple(ToolCall(c.name, c.arguments, id=f"c{turn}") for c in reply.tool_calls)
+            messages += [
+                Message("assistant", reply.content, reply.reasoning, calls),
+                Message("tool", observation(turn)),
+            ]
+        info = {
+            "model": str(args.model),
+            "arch": backend.model.architecture,
+            "hybrid": backend.model.is_hybrid,
+            "turns": turns,
+            "decode_tok_s": decode_tokens / decode_s if decode_s else 0.0,
+            "prefill_tok_s": sum(t["evaluated_tokens"] for t in turns) / prefill_s,
+            "ttft_ms_per_turn": statistics.median(ttft),
+        }
+        tokens = backend.transcript.tokens[: backend.transcript.n_past]
+        return info, messages, tokens
+    finally:
+        backend.close()
+
+
+def run_baseline(args: argparse.Namespace, messages: list[Message]) -> list[int]:
+    """Prompt tokens `Llama.create_chat_completion` evaluates on each turn of the same chat.
+
+    It generates its own replies (as it would in an agent); the next turn still sends ours.
+    """
+    from llama_cpp import Llama
+
+    llm = Llama(str(args.model), n_ctx=args.n_ctx, n_threads=args.threads, verbose=False)
+    evaluated: list[list[int]] = []
+    original_eval = llm.eval
+
+    def counting_eval(tokens: Any) -> None:
+        evaluated[-1].append(len(tokens))
+        original_eval(tokens)
+
+    llm.eval = counting_eval  # type: ignore[method-assign]
+    tools: Any = tool_schemas()
+    per_turn = []
+    try:
+        for turn in range(args.turns):
+            history = messages[: 2 + 2 * turn]
+            evaluated.append([])
+            llm.create_chat_completion(
+                messages=[m.to_template_dict() for m in history],  # type: ignore[misc]
+                tools=tools,
+                max_tokens=args.max_tokens,
+                temperature=0.6,
+                seed=args.seed,
+            )
+            per_turn.append(evaluated[-1][0] if evaluated[-1] else 0)
+        return per_turn
+    finally:
+        llm.close()
+
+
+def run_raw(args: argparse.Namespace, prompt: list[int], n_tokens: int) -> float:
+    """Tokens per second of a bare sample/decode loop with the same sampler settings.
+
+    It continues the same conversation (`prompt`) so attention spans the same lengths.
+    """
+    backend = LlamaBackend(args.model, n_ctx=args.n_ctx, n_threads=args.threads)
+    try:
+        model = backend.model
+        ctx = LlamaContext(model, ContextParams(args.n_ctx, args.threads))
+        ctx.decode(prompt, 0)
+        sampler = Sampler(
+            model, resolve(GenerationSettings(seed=args.seed), model.sampling_defaults())
+        )
+        pos = len(prompt)
+        start = time.perf_counter()
+        for _ in range(n_tokens):
+            token = sampler.sample(ctx.handle)
+            ctx.decode_one(token, pos)
+            pos += 1
+        elapsed = time.perf_counter() - start
+        sampler.close()
+        ctx.close()
+        return n_tokens / elapsed
+    finally:
+        backend.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print one JSON object."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, required=True)
+    parser.add_argument("--turns", type=int, default=6)
+    parser.add_argument("--max-tokens", type=int, default=48)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--n-ctx", type=int, default=8192)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="print JSON only (the default)")
+    args = parser.parse_args(argv)
+    ours, messages, tokens = run_ours(args)
+    raw = run_raw(args, tokens, max(16, args.max_tokens))
+    baseline = run_baseline(args, messages)
+    turns = ours["turns"]
+    for turn, base in zip(turns, baseline, strict=True):
+        turn["baseline_evaluated_tokens"] = base
+    new = sum(t["new_tokens"] for t in turns)
+    result = {
+        **ours,
+        "eval_ratio": sum(t["evaluated_tokens"] for t in turns) / new,
+        "baseline_eval_ratio": sum(baseline) / new,
+        "raw_decode_tok_s": raw,
+        "decode_ratio": ours["decode_tok_s"] / raw,
+    }
+    print(json.dumps(result, indent=None if args.json else 2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
