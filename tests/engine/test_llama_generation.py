@@ -12,7 +12,7 @@ from frogdesk.engine.llama_backend import LlamaBackend
 from frogdesk.engine.llama_model import SamplingDefaults
 from frogdesk.engine.llama_sampling import VENDOR_TEMPERATURE, resolve
 from frogdesk.engine.toolcall_values import check_arguments, tool_specs
-from frogdesk.engine.types import ContentDelta, GenerationSettings, Message, Reply, ReasoningDelta
+from frogdesk.engine.types import ContentDelta, GenerationSettings, Message, ReasoningDelta, Reply
 
 START = [Message("system", "You are an agent."), Message("user", "Move the robot.")]
 BOUNDED_TOOLS = [
