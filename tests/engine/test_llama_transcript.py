@@ -62,7 +62,7 @@ def backend(model_path: Path) -> Iterator[LlamaBackend]:
 def reply(backend: LlamaBackend, messages: list[Message], **kw: object) -> Reply:
     """Run one reply to the end."""
     out = Reply()
-    settings = GenerationSettings(**{"max_tokens": 24, "seed": 7, **kw})  # type: ignore[arg-type]
+    settings = GenerationSettings(**{"max_tokens": 12, "seed": 7, **kw})  # type: ignore[arg-type]
     for event in backend.generate(messages, TOOLS, settings):
         out.add(event)
     assert out.finish is not None and out.usage is not None
