@@ -132,7 +132,7 @@ class OpenAIBackend:
         read_timeout: float = 600.0,
         retries: int = 3,
         backoff: float = 0.5,
-        strict_calls: bool = True,
+        strict_calls: bool = False,
     ) -> None:
         parts = urlsplit(endpoint.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:

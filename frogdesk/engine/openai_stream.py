@@ -74,7 +74,9 @@ class ChunkAssembler:
     the server did not parse them. `strict` is the parser's (see `QwenXmlToolParser`).
     """
 
-    def __init__(self, tools: Sequence[ToolSchema], *, thinking: bool, strict: bool = True) -> None:
+    def __init__(
+        self, tools: Sequence[ToolSchema], *, thinking: bool, strict: bool = False
+    ) -> None:
         self._tools = tools
         self._specs = tool_specs(tools)
         self._strict = strict
@@ -203,11 +205,16 @@ class ChunkAssembler:
         try:
             arguments = json.loads(pending.arguments) if pending.arguments.strip() else {}
         except json.JSONDecodeError as exc:
-            return ToolCallError(
-                raw=raw,
-                error=f"Invalid tool call to '{pending.name}': the arguments are not valid JSON ({exc.msg}).",
-                name=pending.name,
-            )
+            if not self._strict:
+                arguments = None  # Leaf runs such a call with no arguments
+            else:
+                return ToolCallError(
+                    raw=raw,
+                    error=f"Invalid tool call to '{pending.name}': the arguments are not valid JSON ({exc.msg}).",
+                    name=pending.name,
+                )
+        if not isinstance(arguments, dict) and not self._strict:
+            arguments = {}
         if not isinstance(arguments, dict):
             return ToolCallError(
                 raw=raw,

@@ -76,7 +76,7 @@ class ScriptBackend:
     `strict_calls` False leaves argument checks to the tools (see `QwenXmlToolParser`).
     """
 
-    def __init__(self, path: Path, *, chunk_chars: int = 8, strict_calls: bool = True) -> None:
+    def __init__(self, path: Path, *, chunk_chars: int = 8, strict_calls: bool = False) -> None:
         if chunk_chars < 1:
             raise ValueError("chunk_chars must be at least 1")
         self.path = path

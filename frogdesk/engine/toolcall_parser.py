@@ -85,11 +85,12 @@ class QwenXmlToolParser:
     stays reasoning. Text that could be the start of a tag is held back until it is not.
     Malformed calls become `ToolCallError` events, never exceptions.
 
-    `strict` (the default) also checks each call against its tool's schema: unknown
-    function or parameter, missing required parameter, a value of the wrong type. With
-    `strict` False only the XML structure is checked and the rest is left to the tools,
-    as SGLang's qwen3_coder parser does in the vendor's setup (values that do not fit
-    their type stay text; an unknown function is still a call).
+    By default only the XML structure is checked and the rest is left to the tools, as
+    Leaf and SGLang's qwen3_coder parser in the vendor's setup do: values that do not fit
+    their type stay text, an unknown function is still a call (the runner answers
+    `Unknown tool: NAME`), and a missing argument is the tool's own error. `strict` True
+    also checks each call against its tool's schema: unknown function or parameter,
+    missing required parameter, a value of the wrong type.
     """
 
     def __init__(
@@ -98,7 +99,7 @@ class QwenXmlToolParser:
         *,
         starts_in_reasoning: bool = True,
         id_prefix: str = "call_",
-        strict: bool = True,
+        strict: bool = False,
     ) -> None:
         self._specs: dict[str, ToolSpec] = tool_specs(tools)
         self._strict = strict
@@ -259,8 +260,12 @@ def _strip_one_newline(value: str) -> str:
 
 
 def parse_reply(
-    text: str, tools: Sequence[ToolSchema], *, starts_in_reasoning: bool = True
+    text: str,
+    tools: Sequence[ToolSchema],
+    *,
+    starts_in_reasoning: bool = True,
+    strict: bool = False,
 ) -> list[EngineEvent]:
     """All events of a complete reply (a convenience over `feed` + `finish`)."""
-    parser = QwenXmlToolParser(tools, starts_in_reasoning=starts_in_reasoning)
+    parser = QwenXmlToolParser(tools, starts_in_reasoning=starts_in_reasoning, strict=strict)
     return parser.feed(text) + parser.finish()

@@ -92,7 +92,7 @@ def default_backend(record: SessionRecord, settings: Settings, replies_done: int
         if replies_done:
             script = _script_rest(script, replies_done, record.id)
         # lenient calls: arguments are checked by the tools, in Leaf's words (as in the vendor's setup)
-        return ScriptBackend(script, strict_calls=False)
+        return ScriptBackend(script)
     from frogdesk.engine.backends import make_backend
 
     settings = dataclasses.replace(settings, backend=record.backend)

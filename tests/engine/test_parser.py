@@ -172,8 +172,8 @@ def test_number_keeps_integers_integral() -> None:
     assert isinstance(reply.tool_calls[0].arguments["timeout"], int)
 
 
-def error_of(text: str) -> ToolCallError:
-    reply = parse(text)
+def error_of(text: str, *, strict: bool = True) -> ToolCallError:
+    reply = parse(text, strict=strict)
     assert reply.tool_calls == []
     assert len(reply.errors) == 1, reply.errors
     return reply.errors[0]
@@ -287,7 +287,7 @@ def test_truncated_call_becomes_an_error(cut: str, needle: str) -> None:
 
 def test_parsing_resumes_after_a_bad_call() -> None:
     text = "</think>" + call("Nope") + "between" + call("Read", file_path="ok")
-    reply = parse(text)
+    reply = parse(text, strict=True)
     assert len(reply.errors) == 1
     assert reply.content == "between"
     assert reply.tool_calls == [ToolCall("Read", {"file_path": "ok"}, id="call_0")]
@@ -355,7 +355,7 @@ def test_content_between_and_after_calls() -> None:
 
 
 def test_no_tools_offered() -> None:
-    events = parse_reply("</think>" + call("Read", file_path="a"), [])
+    events = parse_reply("</think>" + call("Read", file_path="a"), [], strict=True)
     error = gather(events).errors[0]
     assert "available functions are: none" in error.error
 
@@ -394,3 +394,11 @@ def test_lenient_mode_still_reports_broken_structure() -> None:
         + parser.finish()
     )
     assert "missing </parameter>" in gather(events).errors[0].error
+
+
+def test_default_is_leaf_lenient() -> None:
+    """By default the tools, not the parser, answer for unknown tools and missing arguments."""
+    reply = parse("</think>" + call("Delete", file_path="a") + call("Read", path="b", extra="1"))
+    assert reply.errors == []
+    assert [c.name for c in reply.tool_calls] == ["Delete", "Read"]
+    assert reply.tool_calls[1].arguments == {"path": "b", "extra": "1"}

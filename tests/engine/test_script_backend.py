@@ -170,7 +170,7 @@ def test_thinking_disabled_reads_content_from_the_start(tmp_path: Path) -> None:
 
 def test_malformed_call_is_reported_not_raised(tmp_path: Path) -> None:
     text = "</think><tool_call>\n<function=Bash>\n<parameter=timeout>\nsoon\n</parameter>\n</function>\n</tool_call>"
-    backend = ScriptBackend(write_script(tmp_path / "s.jsonl", {"text": text}))
+    backend = ScriptBackend(write_script(tmp_path / "s.jsonl", {"text": text}), strict_calls=True)
     reply = collect(list(backend.generate(MESSAGES, [BASH], GenerationSettings())))
     assert reply.tool_calls == []
     assert len(reply.errors) == 1
