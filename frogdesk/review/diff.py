@@ -43,7 +43,8 @@ def snapshot_tree(worktree: Path) -> str:
     with tempfile.TemporaryDirectory(prefix="frogdesk-review-") as tmp:
         index = Path(tmp) / "index"
         if (git_dir / "index").is_file():
-            shutil.copyfile(git_dir / "index", index)  # only a speed-up: stat data saves rehashing
+            # A speed-up (stat data saves rehashing); copy2 keeps the mtime git needs for racy entries.
+            shutil.copy2(git_dir / "index", index)
         env = {"GIT_INDEX_FILE": str(index)}
         git_out(worktree, ["add", "-A", "--", "."], env=env)
         return git_out(worktree, ["write-tree"], env=env).decode().strip()

@@ -138,7 +138,9 @@ def snapshot_commit(repo_root: Path) -> str:
         env = {"GIT_INDEX_FILE": str(index)}
         if user_index.is_file():
             # Starting from a copy of the user's index reuses its stat cache: large trees are not rehashed.
-            shutil.copyfile(user_index, index)
+            shutil.copy2(
+                user_index, index
+            )  # keep its mtime: git uses it to spot racily clean entries
         elif head is not None:
             _run_git(repo_root, "read-tree", head, env=env)
         _run_git(repo_root, "add", "--all", "--", ".", env=env)
