@@ -74,6 +74,19 @@ def compute_diff(worktree: Path, base_commit: str, context: int = 3) -> SessionD
     return SessionDiff(base_commit=base_commit, tree=tree, files=tuple(files))
 
 
+def patch_text(worktree: Path, base_commit: str) -> tuple[str, list[str]]:
+    """The worktree's change as one patch `git apply` takes (binary included), and its paths.
+
+    Computed from the same snapshot as `compute_diff`, so the patch and the review agree.
+    """
+    tree = snapshot_tree(worktree)
+    options = ["--no-color", "--no-ext-diff", "--no-textconv"]
+    patch = git_out(worktree, ["diff", "--binary", *options, base_commit, tree])
+    names = git_out(worktree, ["diff", "--name-only", "-z", *options, base_commit, tree])
+    paths = [n.decode("utf-8", "surrogateescape") for n in names.split(b"\0") if n]
+    return patch.decode("utf-8", "replace"), paths
+
+
 def _split_raw(out: bytes) -> tuple[list[_RawEntry], bytes]:
     """The raw entries and the patch text that follows them in `-z --raw -p` output."""
     tokens = out.split(b"\0")
