@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import tempfile
@@ -50,13 +49,14 @@ def read_request(text: str) -> ToolCall:
     return ToolCall(data["tool"], args if isinstance(args, dict) else {})
 
 
-def session_shell(workdir: Path, requested: str) -> Shell:
+def session_shell(workdir: Path, requested: str, private_dir: Path) -> Shell:
     """The shell the agent would get in `workdir`: the session's own for a FrogDesk worktree.
 
     Any other folder gets the same isolation level with `workdir` as the only writable
-    place; the user typed the command, so the `none` level does not ask again.
+    place (HOME and tmp under `private_dir`); the user typed the command, so the `none`
+    level does not ask again.
     """
-    from frogdesk.sandbox.select import choose_shell
+    from frogdesk.sandbox.select import choose_shell, confined_shell
     from frogdesk.sandbox.worktree import load_worktree
 
     def approve(command: str) -> bool:
@@ -68,13 +68,7 @@ def session_shell(workdir: Path, requested: str) -> Shell:
         worktree = None
     if worktree is not None:
         return choose_shell(requested, worktree=worktree, approve=approve).shell
-    private = Path(tempfile.mkdtemp(prefix="frogdesk-tool-"))
-    shell = choose_shell(requested, worktree=None, approve=approve, private_dir=private).shell
-    policy = getattr(shell, "policy", None)
-    if policy is None:
-        raise UserError("this shell cannot be pointed at an arbitrary folder")
-    shell.policy = dataclasses.replace(policy, workdir_root=workdir)  # type: ignore[attr-defined]
-    return shell
+    return confined_shell(requested, workdir, approve=approve, private_dir=private_dir).shell
 
 
 def main(args: argparse.Namespace) -> int:
@@ -84,17 +78,20 @@ def main(args: argparse.Namespace) -> int:
     if not workdir.is_dir():
         raise UserError(f"{args.workdir} is not a folder")
     call = read_request(sys.stdin.read())
-    shell: Shell | None = None
-    if call.name == "Bash":
-        from frogdesk.sandbox.errors import SandboxError
+    with tempfile.TemporaryDirectory(
+        prefix="frogdesk-tool-", ignore_cleanup_errors=True
+    ) as private:
+        shell: Shell | None = None
+        if call.name == "Bash":
+            from frogdesk.sandbox.errors import SandboxError
 
+            try:
+                shell = session_shell(workdir, args.sandbox or settings.sandbox, Path(private))
+            except SandboxError as exc:
+                raise UserError(str(exc)) from None
         try:
-            shell = session_shell(workdir, args.sandbox or settings.sandbox)
-        except SandboxError as exc:
+            outcome = ToolRunner(workdir, shell).run(call)
+        except ToolInfrastructureError as exc:
             raise UserError(str(exc)) from None
-    try:
-        outcome = ToolRunner(workdir, shell).run(call)
-    except ToolInfrastructureError as exc:
-        raise UserError(str(exc)) from None
     sys.stdout.write(outcome.observation + "\n")
     return 0 if outcome.ok else 1

@@ -158,9 +158,16 @@ def build_policy(
 
 def bare_policy(private_dir: Path, environ: Mapping[str, str] | None = None) -> SandboxPolicy:
     """A policy with no repository: commands may write only private_dir/work, HOME and tmp."""
-    work, home, tmp = private_dir / "work", private_dir / "home", private_dir / "tmp"
-    for folder in (work, home, tmp):
-        folder.mkdir(parents=True, exist_ok=True)
+    return folder_policy(private_dir / "work", private_dir, environ)
+
+
+def folder_policy(
+    folder: Path, private_dir: Path, environ: Mapping[str, str] | None = None
+) -> SandboxPolicy:
+    """A policy confined to one folder: commands may write only it and a private HOME and tmp."""
+    work, home, tmp = folder, private_dir / "home", private_dir / "tmp"
+    for path in (work, home, tmp):
+        path.mkdir(parents=True, exist_ok=True)
     return SandboxPolicy(
         workdir_root=work,
         git_readonly=(),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from frogdesk.sandbox.confine import landlock_abi
 from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.policy import SandboxPolicy, bare_policy, build_policy
+from frogdesk.sandbox.policy import SandboxPolicy, bare_policy, build_policy, folder_policy
 from frogdesk.sandbox.shell_bwrap import BwrapShell, find_bwrap
 from frogdesk.sandbox.shell_landlock import PARTIAL_NOTICE, LandlockShell
 from frogdesk.sandbox.shell_none import NoneShell
@@ -146,6 +146,37 @@ def choose_shell(
         policy = bare_policy(
             private_dir or Path(tempfile.mkdtemp(prefix="frogdesk-sandbox-")), environ
         )
+    return _shell_for(level, reason, policy, approve)
+
+
+def confined_shell(
+    requested: str,
+    folder: Path,
+    *,
+    approve: Callable[[str], bool] | None = None,
+    private_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ShellChoice:
+    """A shell whose commands may write only `folder` (plus a private HOME and tmp).
+
+    For running tools in a folder that is not a session worktree (`frogdesk tool`): the
+    same levels as `choose_shell`, with the policy built for `folder` from the start.
+    """
+    level, reason = detect(requested)
+    folder = Path(folder).resolve()
+    if not folder.is_dir():
+        raise SandboxError(f"{folder} is not a folder")
+    private = private_dir or Path(tempfile.mkdtemp(prefix="frogdesk-sandbox-"))
+    return _shell_for(level, reason, folder_policy(folder, private, environ), approve)
+
+
+def _shell_for(
+    level: SandboxLevel,
+    reason: str,
+    policy: SandboxPolicy,
+    approve: Callable[[str], bool] | None,
+) -> ShellChoice:
+    """The shell of `level` enforcing `policy`, with what the user must be told."""
     warnings = list(policy.warnings)
     if os.geteuid() == 0:
         warnings.append(ROOT_WARNING)
