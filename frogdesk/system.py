@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
+from pathlib import Path
+
+MEMINFO = Path("/proc/meminfo")
+VM_STAT_FREE = ("Pages free", "Pages inactive", "Pages speculative")
+"""The `vm_stat` page counts that count as free memory."""
 
 
 @dataclass(frozen=True)
@@ -66,21 +72,51 @@ def physical_cores() -> int:
     return logical_cpus()
 
 
+def read_meminfo(path: Path = MEMINFO) -> dict[str, int]:
+    """The `kB` fields of /proc/meminfo in bytes ({} when it cannot be read)."""
+    values: dict[str, int] = {}
+    try:
+        with open(path, encoding="utf-8") as handle:
+            for line in handle:
+                key, _, rest = line.partition(":")
+                parts = rest.split()
+                if parts and parts[0].isdigit():
+                    values[key.strip()] = int(parts[0]) * 1024
+    except OSError:
+        return {}
+    return values
+
+
+def meminfo_ram(values: dict[str, int]) -> tuple[int, int]:
+    """(total, available) from read_meminfo: MemAvailable counts reclaimable cache as free."""
+    total = values.get("MemTotal", 0)
+    return total, values.get("MemAvailable", values.get("MemFree", 0))
+
+
+def vm_stat_free(out: str, labels: tuple[str, ...] = VM_STAT_FREE) -> int:
+    """Bytes in the given page counts of macOS `vm_stat` output (page size read from it)."""
+    page = int(m.group(1)) if (m := re.search(r"page size of (\d+) bytes", out)) else 4096
+    pages = 0
+    for label in labels:
+        found = re.search(rf"{label}:\s+(\d+)", out)
+        pages += int(found.group(1)) if found else 0
+    return pages * page
+
+
+def macos_ram(labels: tuple[str, ...] = VM_STAT_FREE, *, check: bool = False) -> tuple[int, int]:
+    """(total, free) on macOS from sysctl and vm_stat; `check` raises when either fails."""
+    total_text = _run(["sysctl", "-n", "hw.memsize"], check=check).strip()
+    total = int(total_text) if total_text.isdigit() else 0
+    return total, vm_stat_free(_run(["vm_stat"], check=check), labels)
+
+
 def memory() -> MemoryInfo:
-    """System RAM: /proc/meminfo on Linux, sysctl/vm_stat on macOS."""
+    """System RAM: /proc/meminfo on Linux (capped by a cgroup limit), sysctl/vm_stat on macOS."""
     if sys.platform == "linux":
-        values: dict[str, int] = {}
-        try:
-            with open("/proc/meminfo", encoding="utf-8") as handle:
-                for line in handle:
-                    key, _, rest = line.partition(":")
-                    parts = rest.split()
-                    if parts and parts[0].isdigit():
-                        values[key] = int(parts[0]) * 1024
-        except OSError:
+        values = read_meminfo()
+        if not values:
             return MemoryInfo(0, 0)
-        total = values.get("MemTotal", 0)
-        available = values.get("MemAvailable", values.get("MemFree", 0))
+        total, available = meminfo_ram(values)
         # Respect a cgroup memory limit (containers, CI) when it is lower.
         limit = _cgroup_limit()
         if limit and limit < total:
@@ -88,17 +124,7 @@ def memory() -> MemoryInfo:
             total = limit
         return MemoryInfo(total, available)
     if sys.platform == "darwin":
-        total_text = _run(["sysctl", "-n", "hw.memsize"]).strip()
-        total = int(total_text) if total_text.isdigit() else 0
-        free_pages = 0
-        page = 4096
-        for line in _run(["vm_stat"]).splitlines():
-            if "page size of" in line:
-                digits = "".join(ch for ch in line.split("page size of")[1] if ch.isdigit())
-                page = int(digits or page)
-            if line.startswith(("Pages free", "Pages inactive", "Pages speculative")):
-                free_pages += int(line.split(":")[1].strip().rstrip(".") or 0)
-        return MemoryInfo(total, free_pages * page)
+        return MemoryInfo(*macos_ram())
     return MemoryInfo(0, 0)
 
 
@@ -111,22 +137,30 @@ def _cgroup_limit() -> int:
         return 0
 
 
+def parse_nvidia_smi(out: str) -> list[GpuInfo]:
+    """GPUs from `nvidia-smi --query-gpu=memory.total,memory.free,name
+    --format=csv,noheader,nounits` output (MiB figures); unreadable lines are skipped."""
+    found: list[GpuInfo] = []
+    for line in out.strip().splitlines():
+        fields = [f.strip() for f in line.split(",", 2)]  # the name may itself hold commas
+        if len(fields) < 3 or not fields[0].isdigit() or not fields[1].isdigit():
+            continue
+        found.append(GpuInfo(fields[2], int(fields[0]) * 2**20, int(fields[1]) * 2**20, "nvidia"))
+    return found
+
+
+def nvidia_gpus(timeout: float = 10) -> list[GpuInfo]:
+    """NVIDIA GPUs as nvidia-smi reports them; [] without nvidia-smi or when it fails."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    query = "--query-gpu=memory.total,memory.free,name"
+    return parse_nvidia_smi(_run([exe, query, "--format=csv,noheader,nounits"], timeout=timeout))
+
+
 def gpus() -> list[GpuInfo]:
     """NVIDIA GPUs via nvidia-smi, Apple Silicon's unified memory; [] when none can be read."""
-    found: list[GpuInfo] = []
-    if shutil.which("nvidia-smi"):
-        out = _run(
-            [
-                "nvidia-smi",
-                "--query-gpu=name,memory.total,memory.free",
-                "--format=csv,noheader,nounits",
-            ]
-        )
-        for line in out.splitlines():
-            parts = [p.strip() for p in line.split(",")]
-            if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-                mib = 1024 * 1024
-                found.append(GpuInfo(parts[0], int(parts[1]) * mib, int(parts[2]) * mib, "nvidia"))
+    found = nvidia_gpus(timeout=5)
     if sys.platform == "darwin" and platform.machine() == "arm64":
         ram = memory()
         # Metal may use about three quarters of unified memory by default.
@@ -147,8 +181,13 @@ def gpu_present_hint() -> str:
     return ""
 
 
-def _run(cmd: list[str]) -> str:
+def _run(cmd: list[str], *, timeout: float = 5, check: bool = False) -> str:
+    """Stdout of a command; "" when it cannot run (`check` raises instead, also on failure)."""
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=5, check=False).stdout
+        return subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout, check=check
+        ).stdout
     except (OSError, subprocess.SubprocessError):
+        if check:
+            raise
         return ""

@@ -1,13 +1,12 @@
-"""Free RAM and free VRAM of this machine, read at call time (Linux, macOS, nvidia-smi)."""
+"""Free RAM and free VRAM for a model, read at call time from what frogdesk.system probes."""
 
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from frogdesk import system
 
 
 @dataclass(frozen=True)
@@ -26,30 +25,8 @@ class MemoryAvailable:
         return self.vram_free is not None
 
 
-def _linux_ram(meminfo: Path) -> tuple[int, int]:
-    values: dict[str, int] = {}
-    for line in meminfo.read_text().splitlines():
-        match = re.match(r"(\w+):\s+(\d+)\s*kB", line)
-        if match:
-            values[match.group(1)] = int(match.group(2)) * 1024
-    total = values.get("MemTotal", 0)
-    free = values.get("MemAvailable", values.get("MemFree", 0))
-    return total, free
-
-
-def _macos_ram() -> tuple[int, int]:
-    total = int(
-        subprocess.run(
-            ["sysctl", "-n", "hw.memsize"], capture_output=True, text=True, check=True
-        ).stdout
-    )
-    out = subprocess.run(["vm_stat"], capture_output=True, text=True, check=True).stdout
-    page = int(m.group(1)) if (m := re.search(r"page size of (\d+) bytes", out)) else 4096
-    pages = 0
-    for label in ("Pages free", "Pages inactive", "Pages speculative", "Pages purgeable"):
-        m = re.search(rf"{label}:\s+(\d+)", out)
-        pages += int(m.group(1)) if m else 0
-    return total, pages * page
+# Purgeable pages are freed on demand, so a model may count on them too.
+_MACOS_FREE = (*system.VM_STAT_FREE, "Pages purgeable")
 
 
 def gpu_offload_supported() -> bool:
@@ -62,42 +39,23 @@ def gpu_offload_supported() -> bool:
         return False
 
 
-def _nvidia() -> tuple[int, int, str] | None:
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return None
-    try:
-        out = subprocess.run(
-            [exe, "--query-gpu=memory.total,memory.free,name", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return parse_nvidia_smi(out)
-
-
 def parse_nvidia_smi(out: str) -> tuple[int, int, str] | None:
     """(total, free, name) of the first GPU from `nvidia-smi --query-gpu=memory.total,memory.free,name
     --format=csv,noheader,nounits` output (MiB figures), or None when it cannot be read."""
-    first = out.strip().splitlines()[0] if out.strip() else ""
-    fields = [f.strip() for f in first.split(",")]
-    if len(fields) < 3 or not fields[0].isdigit() or not fields[1].isdigit():
-        return None
-    return int(fields[0]) * 2**20, int(fields[1]) * 2**20, ",".join(fields[2:])
+    found = system.parse_nvidia_smi(out)
+    return (found[0].total, found[0].free, found[0].name) if found else None
 
 
 def available_memory(meminfo: Path = Path("/proc/meminfo")) -> MemoryAvailable:
     """RAM now free (MemAvailable on Linux) and, with a GPU-enabled llama.cpp, free VRAM."""
     if sys.platform == "darwin":
-        total, free = _macos_ram()
+        total, free = system.macos_ram(_MACOS_FREE, check=True)
     elif meminfo.exists():
-        total, free = _linux_ram(meminfo)
+        total, free = system.meminfo_ram(system.read_meminfo(meminfo))
     else:
         total, free = 0, 0
-    gpu = _nvidia() if gpu_offload_supported() else None
-    if gpu is None:
+    gpus = system.nvidia_gpus() if gpu_offload_supported() else []
+    if not gpus:
         return MemoryAvailable(ram_total=total, ram_free=free)
-    return MemoryAvailable(total, free, vram_total=gpu[0], vram_free=gpu[1], gpu_name=gpu[2])
+    first = gpus[0]
+    return MemoryAvailable(total, free, first.total, first.free, first.name)
