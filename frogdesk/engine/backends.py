@@ -87,8 +87,9 @@ def make_backend(
 ) -> Backend:
     """The backend named by `settings.backend`: `llama`, `openai` or `script`.
 
-    Raises `BackendError` when something it needs is missing; a model that cannot be
-    loaded raises the llama backend's own error.
+    Raises `BackendError` when something it needs is missing (a model problem found by
+    frogdesk.models included); a file llama.cpp cannot load raises the llama backend's
+    own `ModelLoadError` (or `TemplateError` for an unusable chat template).
     """
     kind = settings.backend
     if kind == "script":
@@ -117,15 +118,19 @@ def make_backend(
         if model_path is None:
             raise BackendError("the llama backend needs a model file (.gguf)")
         from frogdesk.engine.llama_backend import LlamaBackend
+        from frogdesk.models.errors import ModelError
 
-        launch = plan_llama(settings, model_path)
-        return LlamaBackend(
-            model_path,
-            n_ctx=launch.n_ctx,
-            n_threads=launch.n_threads,
-            n_gpu_layers=launch.n_gpu_layers,
-            flash_attn=settings.flash_attn,
-            kv_cache_type=settings.kv_cache_type,
-            seed=settings.seed if settings.seed >= 0 else None,
-        )
+        try:
+            launch = plan_llama(settings, model_path)
+            return LlamaBackend(
+                model_path,
+                n_ctx=launch.n_ctx,
+                n_threads=launch.n_threads,
+                n_gpu_layers=launch.n_gpu_layers,
+                flash_attn=settings.flash_attn,
+                kv_cache_type=settings.kv_cache_type,
+                seed=settings.seed if settings.seed >= 0 else None,
+            )
+        except ModelError as exc:
+            raise BackendError(str(exc)) from exc
     raise BackendError(f"unknown backend {kind!r}: choose llama, openai or script")

@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -302,17 +303,24 @@ def _is_stale(wt: Worktree) -> bool:
         return True  # the repository is gone or no longer a repository
 
 
-def prune_stale(worktrees_dir: Path) -> list[str]:
+def prune_stale(worktrees_dir: Path, min_age: float = 0.0) -> list[str]:
     """Remove records whose worktree or repository is gone (a crash, a deleted clone).
 
     Live worktrees are kept, whatever their age: they hold a session's unreviewed work.
-    Returns the names removed.
+    Records younger than `min_age` seconds are left alone: another process may be
+    creating that worktree right now. Returns the names removed.
     """
     worktrees_dir = Path(worktrees_dir)
     if not worktrees_dir.is_dir():
         return []
     removed: list[str] = []
+    now = time.time()
     for sidecar in sorted(worktrees_dir.glob("*" + SIDECAR_SUFFIX)):
+        try:
+            if min_age > 0 and now - sidecar.stat().st_mtime < min_age:
+                continue
+        except FileNotFoundError:
+            continue  # removed meanwhile
         wt = _read_sidecar(sidecar)
         if wt is None:
             sidecar.unlink(missing_ok=True)

@@ -25,6 +25,7 @@ from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import system_prompt, tool_schemas
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.paths import AppPaths
+from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.shell_types import Shell
 from frogdesk.sandbox.worktree import Worktree, create_worktree, discard_worktree, load_worktree
 from frogdesk.sessions.patch import worktree_diff
@@ -112,6 +113,20 @@ def resolve_model_path(spec: str, settings: Settings) -> Path:
     return resolve_local(spec or settings.model, settings)
 
 
+STALE_AFTER = 600.0
+"""Seconds before a worktree record without its worktree counts as stale (not mid-creation)."""
+
+
+def prune_worktrees(worktrees_dir: Path) -> list[str]:
+    """Remove worktree records a crash or a deleted clone left behind; never fails startup."""
+    from frogdesk.sandbox.worktree import prune_stale
+
+    try:
+        return prune_stale(worktrees_dir, min_age=STALE_AFTER)
+    except (OSError, SandboxError):
+        return []
+
+
 def default_shell(
     requested: str,
     worktree: Worktree,
@@ -196,6 +211,7 @@ class SessionService:
         backend_factory: BackendFactory = default_backend,
         shell_factory: ShellFactory | None = None,
         approve: Callable[[str], bool] | None = None,
+        prune: bool = True,
     ) -> None:
         self.paths = paths
         self.settings = settings
@@ -204,18 +220,19 @@ class SessionService:
         self.shell_factory: ShellFactory = shell_factory or (
             lambda requested, wt, s: default_shell(requested, wt, s, approve)
         )
+        self.pruned: list[str] = prune_worktrees(paths.worktrees_dir) if prune else []
+        """Names of stale worktree records removed when the service started."""
 
     def start(self, spec: SessionSpec) -> ActiveSession:
         """Make the worktree and the session record, build backend and shell, write the opening."""
         session_id = new_session_id()
-        worktree = create_worktree(spec.repo, self.paths.worktrees_dir, session_id)
         model = spec.script if spec.backend == "script" else spec.model or self.settings.model
-        if (
-            spec.backend == "llama"
-            and model.endswith(".gguf")
-            and Path(model).expanduser().is_file()
-        ):
-            model = str(Path(model).expanduser().resolve())  # so a resume from elsewhere finds it
+        if spec.backend == "llama":
+            # a missing model is refused before a worktree exists for it
+            resolved = resolve_model_path(model, self.settings)
+            if model.endswith(".gguf"):
+                model = str(resolved)  # so a resume from elsewhere finds it
+        worktree = create_worktree(spec.repo, self.paths.worktrees_dir, session_id)
         settings_data = dataclasses.asdict(self.settings)
         if spec.endpoint:
             settings_data["openai_endpoint"] = spec.endpoint
@@ -375,13 +392,17 @@ class ApplyRefusedError(RuntimeError):
 def session_errors() -> tuple[type[Exception], ...]:
     """The errors that mean "the user can fix this": shown as one line, no traceback."""
     from frogdesk.engine.backends import BackendError
+    from frogdesk.engine.llama_errors import ModelLoadError
     from frogdesk.engine.script_backend import ScriptError
+    from frogdesk.engine.template import TemplateError
     from frogdesk.models.errors import ModelError
     from frogdesk.sandbox.errors import SandboxError
     from frogdesk.sessions.store import SessionNotFoundError
 
     return (
         BackendError,
+        ModelLoadError,
+        TemplateError,
         SandboxError,
         ScriptError,
         ModelError,
