@@ -70,6 +70,10 @@ class SessionScreen(Screen[None]):
         self.set_interval(FRAME_SECONDS, self.flush, name="stream-frame")
         self.query_one(PromptInput).focus()
 
+    def on_unmount(self) -> None:
+        """Leaving the screen (or quitting) stops the run, so no worker outlives the app."""
+        self.cancel.set()
+
     @property
     def status(self) -> StatusBar:
         """The status bar."""

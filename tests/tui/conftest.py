@@ -1,0 +1,11 @@
+"""TUI test settings: async tests run on asyncio through anyio's pytest plugin."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Textual runs on asyncio."""
+    return "asyncio"

@@ -1,0 +1,89 @@
+"""A Workbench for TUI tests that replays loop events (until the core's runner is used)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from frogdesk.engine.types import BackendInfo
+from frogdesk.leaf.events import LoopEvent, RunFinished, ToolFinished, ToolStarted
+from frogdesk.sessions.record import SessionRecord
+from frogdesk.tui.ports import ApproveCommand, SessionSummary
+
+
+@dataclass
+class ReplaySession:
+    """Yields a list of events per run; `gate` pauses it before event `pause_at`."""
+
+    record: SessionRecord
+    runs: list[list[LoopEvent]]
+    pause_at: int | None = None
+    gate: threading.Event = field(default_factory=threading.Event)
+    prompts: list[str] = field(default_factory=list)
+    changed: int = 0
+    approve: ApproveCommand | None = None
+    """Asked before each Bash call when set (the TUI's answer decides the observation)."""
+    answers: list[bool] = field(default_factory=list)
+
+    def run(self, prompt: str, cancel: threading.Event) -> Iterator[LoopEvent]:
+        self.prompts.append(prompt)
+        events = self.runs.pop(0) if self.runs else [RunFinished("agent", "done")]
+        for i, event in enumerate(events):
+            if self.pause_at is not None and i == self.pause_at:
+                while not cancel.is_set() and not self.gate.is_set():
+                    time.sleep(0.01)
+            if cancel.is_set():
+                yield RunFinished("cancelled", "", n_steps=1)
+                return
+            if isinstance(event, ToolStarted) and event.call.name == "Bash" and self.approve:
+                answer = self.approve(str(event.call.arguments.get("command", "")))
+                self.answers.append(answer)
+                if not answer:
+                    yield event
+                    yield ToolFinished(
+                        event.step, event.index, event.call, "refused by the user", 0.0, False
+                    )
+                    yield RunFinished("agent", "", n_steps=1)
+                    return
+            yield event
+
+    def changed_files(self) -> int:
+        return self.changed
+
+
+@dataclass
+class ReplayWorkbench:
+    """Hands out ReplaySessions; records what the TUI asked for."""
+
+    session: ReplaySession
+    info: BackendInfo = field(
+        default_factory=lambda: BackendInfo("script", "FrogNano-4B", "Q4_K_M", "CPU", 4096)
+    )
+    level: str = "bwrap"
+    tasks: list[str] = field(default_factory=list)
+
+    def backend_info(self) -> BackendInfo:
+        return self.info
+
+    def sandbox_level(self) -> str:
+        return self.level
+
+    fail_with: str = ""
+
+    def new_session(self, task: str, approve: ApproveCommand) -> ReplaySession:
+        self.tasks.append(task)
+        if self.fail_with:
+            raise RuntimeError(self.fail_with)
+        self.session.approve = approve if self.level == "none" else None
+        return self.session
+
+    def resume(self, session_id: str, approve: ApproveCommand) -> ReplaySession:
+        return self.session
+
+    def sessions(self) -> Sequence[SessionSummary]:
+        return [SessionSummary(self.session.record, self.session.changed)]
+
+    def discard(self, session_id: str) -> None:
+        pass
