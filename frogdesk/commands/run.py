@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -180,13 +180,27 @@ def main(args: argparse.Namespace) -> int:
     return run_session(service, spec=spec, resume_id=None, args=args)
 
 
-def run_session(service: Any, *, spec: Any, resume_id: str | None, args: argparse.Namespace) -> int:
-    """Start (or resume) a session, run it, write the results; shared with `sessions resume`."""
+def run_session(
+    service: Any,
+    *,
+    spec: Any,
+    resume_id: str | None,
+    args: argparse.Namespace,
+    opener: Callable[[ProgressPrinter], Any] | None = None,
+) -> int:
+    """Start (or resume) a session, run it, write the results; shared with `sessions resume`.
+
+    `opener`, when given, makes the ActiveSession instead (send-back, model switch); it may
+    tell the user what it does through the printer.
+    """
     from frogdesk.sessions.runner import apply_all, session_errors
 
     printer = ProgressPrinter(sys.stderr, getattr(args, "quiet", False))
     try:
-        active = service.open(resume_id) if resume_id else service.start(spec)
+        if opener is not None:
+            active = opener(printer)
+        else:
+            active = service.open(resume_id) if resume_id else service.start(spec)
     except session_errors() as exc:
         raise UserError(str(exc)) from None
     try:

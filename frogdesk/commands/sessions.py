@@ -35,6 +35,21 @@ def register(sub: Any) -> None:
     resume.add_argument("--quiet", action="store_true", help="no progress on stderr")
     resume.set_defaults(func=resume_main)
 
+    back = actions.add_parser(
+        "send-back",
+        help="after a review, revert the declined changes and let the model work on",
+        description=(
+            "Reverts the hunks you rejected in the session's worktree, tells the model which "
+            "changes were declined or edited (and your comment), and continues the session."
+        ),
+    )
+    back.add_argument("id", help="session id (or a unique prefix)")
+    back.add_argument("--comment", default="", help="what the model should know or do next")
+    back.add_argument("--output", type=Path, default=None, help="folder for the result files")
+    back.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
+    back.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    back.set_defaults(func=send_back_main)
+
     discard = actions.add_parser("discard", help="remove a session's worktree")
     discard.add_argument("id", help="session id (or a unique prefix)")
     discard.set_defaults(func=discard_main)
@@ -76,6 +91,22 @@ def resume_main(args: argparse.Namespace) -> int:
 
     service = _service(args)
     return run_session(service, spec=None, resume_id=args.id, args=args)
+
+
+def send_back_main(args: argparse.Namespace) -> int:
+    """Reset the worktree to the review, give the model the feedback, continue the session."""
+    from frogdesk.commands.run import ProgressPrinter, run_session
+
+    service = _service(args)
+
+    def opener(printer: ProgressPrinter) -> Any:
+        sent, active = service.send_back(args.id, args.comment)
+        if sent.reverted:
+            printer.write(f"reverted in the worktree: {', '.join(sent.reverted)}")
+        printer.write("told the model:\n  " + sent.message.replace("\n", "\n  "))
+        return active
+
+    return run_session(service, spec=None, resume_id=None, args=args, opener=opener)
 
 
 def discard_main(args: argparse.Namespace) -> int:

@@ -7,14 +7,12 @@ through this module, so the agent logic lives here once.
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from frogdesk.config import Settings
 from frogdesk.engine.types import Backend, Message, ToolSchema
@@ -26,10 +24,19 @@ from frogdesk.leaf.schemas import system_prompt, tool_schemas
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.paths import AppPaths
 from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.shell_types import Shell
 from frogdesk.sandbox.worktree import Worktree, create_worktree, discard_worktree, load_worktree
+from frogdesk.sessions.parts import (
+    BackendFactory,
+    ShellFactory,
+    ShellPick,
+    default_backend,
+    default_shell,
+    prune_worktrees,
+    resolve_model_path,
+)
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
 from frogdesk.sessions.store import SessionStore, Transcript, new_session_id
 
 
@@ -45,101 +52,6 @@ class SessionSpec:
     """Model spec or .gguf path (llama), model name (openai)."""
     endpoint: str = ""
     script: str = ""
-
-
-@dataclass(frozen=True)
-class ShellPick:
-    """The shell a session got, its level and why (shown to the user)."""
-
-    shell: Shell
-    level: str
-    reason: str = ""
-    warnings: tuple[str, ...] = ()
-
-
-class BackendFactory(Protocol):
-    """Builds the backend of a session from its record and settings."""
-
-    def __call__(self, record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
-        """A ready backend; `replies_done` replies were already used before a resume."""
-        ...
-
-
-ShellFactory = Callable[[str, Worktree, Settings], ShellPick]
-"""Builds the shell of a session: (requested sandbox, worktree, settings) -> ShellPick."""
-
-
-def _script_rest(path: Path, skip: int, session_id: str) -> Path:
-    """A copy of a script without its first `skip` replies, for a resumed session."""
-    from frogdesk.engine.script_backend import read_script
-
-    rest = read_script(path)[skip:]
-    lines = [json.dumps({"error": r.error} if r.error else {"text": r.text}) for r in rest]
-    fd, name = tempfile.mkstemp(suffix=".jsonl", prefix=f"frogdesk-{session_id}-")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write("".join(line + "\n" for line in lines))
-    return Path(name)
-
-
-def default_backend(record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
-    """The engine's backend for a record: a .gguf path or model spec, an endpoint, or a script.
-
-    A resumed script session continues with the replies its finished steps did not use.
-    """
-    if record.backend == "script":
-        from frogdesk.engine.script_backend import ScriptBackend
-
-        script = Path(record.model)
-        if replies_done:
-            script = _script_rest(script, replies_done, record.id)
-        # lenient calls: arguments are checked by the tools, in Leaf's words (as in the vendor's setup)
-        return ScriptBackend(script)
-    from frogdesk.engine.backends import make_backend
-
-    settings = dataclasses.replace(settings, backend=record.backend)
-    if record.backend == "openai":
-        endpoint = str(record.settings.get("openai_endpoint") or settings.openai_endpoint)
-        settings = dataclasses.replace(settings, openai_endpoint=endpoint)
-        return make_backend(settings, endpoint=endpoint or None)
-    return make_backend(settings, model_path=resolve_model_path(record.model, settings))
-
-
-def resolve_model_path(spec: str, settings: Settings) -> Path:
-    """A local .gguf path as is; anything else through the model resolver."""
-    if spec.endswith(".gguf") and Path(spec).expanduser().is_file():
-        return Path(spec).expanduser().resolve()
-    from frogdesk.models.resolve import resolve_local
-
-    return resolve_local(spec or settings.model, settings)
-
-
-STALE_AFTER = 600.0
-"""Seconds before a worktree record without its worktree counts as stale (not mid-creation)."""
-
-
-def prune_worktrees(worktrees_dir: Path) -> list[str]:
-    """Remove worktree records a crash or a deleted clone left behind; never fails startup."""
-    from frogdesk.sandbox.worktree import prune_stale
-
-    try:
-        return prune_stale(worktrees_dir, min_age=STALE_AFTER)
-    except (OSError, SandboxError):
-        return []
-
-
-def default_shell(
-    requested: str,
-    worktree: Worktree,
-    settings: Settings,
-    approve: Callable[[str], bool] | None = None,
-) -> ShellPick:
-    """The sandbox's choice of shell for the worktree; `approve` is asked at the `none` level."""
-    from frogdesk.sandbox.select import choose_shell
-
-    choice = choose_shell(
-        requested, worktree=worktree, visible_ignored=settings.visible_ignored, approve=approve
-    )
-    return ShellPick(choice.shell, str(choice.level), choice.reason, tuple(choice.warnings))
 
 
 @dataclass
@@ -349,6 +261,22 @@ class SessionService:
         )
         return SessionOutcome(record, result, diff.patch, diff.files, trajectory)
 
+    def send_back(self, session_id: str, comment: str = "") -> tuple[SentBack, ActiveSession]:
+        """Send a reviewed session back to the model; `run()` the returned session to continue.
+
+        The worktree is reset to the reviewed state and the feedback message (which changes
+        were declined or edited, and `comment`) becomes the model's next user message.
+        """
+        record = self.store.get(session_id)
+        if record.status == "discarded":
+            raise SessionClosedError(f"session {record.id} was discarded; start a new one")
+        if shown_status(record) == "running":
+            raise SessionBusyError(
+                f"session {record.id} is running (pid {record.pid}); stop it first"
+            )
+        sent = send_back(self.store, record.id, comment)
+        return sent, self.open(record.id)
+
     def discard(self, session_id: str) -> SessionRecord:
         """Remove the session's worktree and mark it discarded (its transcript stays)."""
         record = self.store.get(session_id)
@@ -396,7 +324,6 @@ def session_errors() -> tuple[type[Exception], ...]:
     from frogdesk.engine.script_backend import ScriptError
     from frogdesk.engine.template import TemplateError
     from frogdesk.models.errors import ModelError
-    from frogdesk.sandbox.errors import SandboxError
     from frogdesk.sessions.store import SessionNotFoundError
 
     return (
@@ -408,6 +335,7 @@ def session_errors() -> tuple[type[Exception], ...]:
         ModelError,
         SessionNotFoundError,
         SessionClosedError,
+        SessionBusyError,
         ApplyRefusedError,
         FileNotFoundError,
     )

@@ -30,21 +30,39 @@ class SessionNotFoundError(LookupError):
     """No session with that id (or unique id prefix)."""
 
 
+@dataclass(frozen=True)
+class FollowUp:
+    """A user message added between steps (feedback after a review), before step `before_step`."""
+
+    before_step: int
+    message: Message
+
+
 @dataclass
 class Transcript:
-    """A session's transcript read back: the opening messages and the finished steps."""
+    """A session's transcript read back: the opening messages, the steps and later user messages."""
 
     messages: list[Message] = field(default_factory=list)
     """The messages before the first step (system, task)."""
     steps: list[StepRecord] = field(default_factory=list)
+    followups: list[FollowUp] = field(default_factory=list)
+    """User messages sent after some steps, in the order they were sent."""
     end: dict[str, Any] | None = None
     """The last `end` line (how a run ended), if any."""
     dropped_tail: bool = False
     """True when a half-written last line (a crash mid-write) was ignored."""
 
+    @property
+    def next_step(self) -> int:
+        """The index the next step will have."""
+        return self.steps[-1].step + 1 if self.steps else 0
+
     def ended_with_answer(self) -> bool:
-        """True when the last step is a final answer (a whole reply without tool calls)."""
+        """True when the last step is a final answer (a whole reply without tool calls)
+        and no user message came after it."""
         if not self.steps:
+            return False
+        if any(f.before_step >= self.next_step for f in self.followups):
             return False
         last = self.steps[-1]
         return last.finish != "length" and not last.assistant.tool_calls and not last.observations
@@ -53,8 +71,10 @@ class Transcript:
         """The full message list the loop continues from."""
         out = list(self.messages)
         for step in self.steps:
+            out.extend(f.message for f in self.followups if f.before_step == step.step)
             out.append(step.assistant)
             out.extend(step.tool_messages())
+        out.extend(f.message for f in self.followups if f.before_step >= self.next_step)
         return out
 
 
@@ -150,6 +170,11 @@ class SessionStore:
         """Append an opening message (system, task) to the transcript, durably."""
         self._append(session_id, {"kind": "message", "message": message_to_dict(message)})
 
+    def append_followup(self, session_id: str, message: Message, before_step: int) -> None:
+        """Append a user message that the model reads before step `before_step`, durably."""
+        entry = {"kind": "followup", "before_step": before_step}
+        self._append(session_id, {**entry, "message": message_to_dict(message)})
+
     def append_step(self, session_id: str, step: StepRecord) -> None:
         """Append one finished step, durably: a crash after this loses nothing of it."""
         self._append(session_id, {"kind": "step", "step": step_to_dict(step)})
@@ -183,6 +208,9 @@ class SessionStore:
                     # A step re-run after a resume replaces the one it repeats.
                     out.steps = [s for s in out.steps if s.step < step.step]
                     out.steps.append(step)
+                elif kind == "followup":
+                    message = message_from_dict(entry["message"])
+                    out.followups.append(FollowUp(int(entry["before_step"]), message))
                 elif kind == "end":
                     out.end = entry
             except (ValueError, KeyError, TypeError):

@@ -11,7 +11,8 @@ import pytest
 from frogdesk import config
 from frogdesk.paths import AppPaths
 from frogdesk.sandbox.worktree import SIDECAR_SUFFIX, create_worktree, load_worktree
-from frogdesk.sessions.runner import STALE_AFTER, SessionService
+from frogdesk.sessions.parts import STALE_AFTER
+from frogdesk.sessions.runner import SessionService
 from tests.sessions.scripted import frogdesk, make_repo
 
 

@@ -1,0 +1,114 @@
+"""Building a session's parts: its backend and shell, and pruning stale worktrees at startup."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from frogdesk.config import Settings
+from frogdesk.engine.types import Backend
+from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.shell_types import Shell
+from frogdesk.sandbox.worktree import Worktree
+from frogdesk.sessions.record import SessionRecord
+
+
+@dataclass(frozen=True)
+class ShellPick:
+    """The shell a session got, its level and why (shown to the user)."""
+
+    shell: Shell
+    level: str
+    reason: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+class BackendFactory(Protocol):
+    """Builds the backend of a session from its record and settings."""
+
+    def __call__(self, record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
+        """A ready backend; `replies_done` replies were already used before a resume."""
+        ...
+
+
+ShellFactory = Callable[[str, Worktree, Settings], ShellPick]
+"""Builds the shell of a session: (requested sandbox, worktree, settings) -> ShellPick."""
+
+
+def _script_rest(path: Path, skip: int, session_id: str) -> Path:
+    """A copy of a script without its first `skip` replies, for a resumed session."""
+    from frogdesk.engine.script_backend import read_script
+
+    rest = read_script(path)[skip:]
+    lines = [json.dumps({"error": r.error} if r.error else {"text": r.text}) for r in rest]
+    fd, name = tempfile.mkstemp(suffix=".jsonl", prefix=f"frogdesk-{session_id}-")
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("".join(line + "\n" for line in lines))
+    return Path(name)
+
+
+def default_backend(record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
+    """The engine's backend for a record: a .gguf path or model spec, an endpoint, or a script.
+
+    A resumed script session continues with the replies its finished steps did not use.
+    """
+    if record.backend == "script":
+        from frogdesk.engine.script_backend import ScriptBackend
+
+        script = Path(record.model)
+        if replies_done:
+            script = _script_rest(script, replies_done, record.id)
+        # lenient calls: arguments are checked by the tools, in Leaf's words (as in the vendor's setup)
+        return ScriptBackend(script)
+    from frogdesk.engine.backends import make_backend
+
+    settings = dataclasses.replace(settings, backend=record.backend)
+    if record.backend == "openai":
+        endpoint = str(record.settings.get("openai_endpoint") or settings.openai_endpoint)
+        settings = dataclasses.replace(settings, openai_endpoint=endpoint)
+        return make_backend(settings, endpoint=endpoint or None)
+    return make_backend(settings, model_path=resolve_model_path(record.model, settings))
+
+
+def resolve_model_path(spec: str, settings: Settings) -> Path:
+    """A local .gguf path as is; anything else through the model resolver."""
+    if spec.endswith(".gguf") and Path(spec).expanduser().is_file():
+        return Path(spec).expanduser().resolve()
+    from frogdesk.models.resolve import resolve_local
+
+    return resolve_local(spec or settings.model, settings)
+
+
+STALE_AFTER = 600.0
+"""Seconds before a worktree record without its worktree counts as stale (not mid-creation)."""
+
+
+def prune_worktrees(worktrees_dir: Path) -> list[str]:
+    """Remove worktree records a crash or a deleted clone left behind; never fails startup."""
+    from frogdesk.sandbox.worktree import prune_stale
+
+    try:
+        return prune_stale(worktrees_dir, min_age=STALE_AFTER)
+    except (OSError, SandboxError):
+        return []
+
+
+def default_shell(
+    requested: str,
+    worktree: Worktree,
+    settings: Settings,
+    approve: Callable[[str], bool] | None = None,
+) -> ShellPick:
+    """The sandbox's choice of shell for the worktree; `approve` is asked at the `none` level."""
+    from frogdesk.sandbox.select import choose_shell
+
+    choice = choose_shell(
+        requested, worktree=worktree, visible_ignored=settings.visible_ignored, approve=approve
+    )
+    return ShellPick(choice.shell, str(choice.level), choice.reason, tuple(choice.warnings))
