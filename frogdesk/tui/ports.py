@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,11 +23,12 @@ class AgentSession(Protocol):
         """The stored session record."""
         ...
 
-    def run(self, prompt: str, cancel: threading.Event) -> Iterator[LoopEvent]:
-        """Run the loop on a task (first call) or on more guidance (later calls).
+    def run(self, prompt: str, cancel: threading.Event, emit: Callable[[LoopEvent], None]) -> None:
+        """Run the loop on a task (first call) or on more guidance (later calls; "" continues).
 
-        Setting `cancel` stops generation or the running tool within one step and the
-        stream ends with `RunFinished("cancelled")`.
+        Blocking: every loop event goes to `emit` on the calling thread. Setting `cancel`
+        stops generation or the running tool within one step; the run then ends with
+        `RunFinished("cancelled")`.
         """
         ...
 

@@ -60,7 +60,7 @@ async def test_full_run_shows_reasoning_content_cards_and_status(tmp_path: Path)
         assert reasoning.text == "The bug is in app.py; x should be 2."
         info = screen.status.info
         assert (info.step, info.context_used, info.changed_files, info.tokens_per_second) == (
-            2,
+            3,
             1110,
             1,
             20.0,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from frogdesk.engine.types import BackendInfo
@@ -27,7 +27,11 @@ class ReplaySession:
     """Asked before each Bash call when set (the TUI's answer decides the observation)."""
     answers: list[bool] = field(default_factory=list)
 
-    def run(self, prompt: str, cancel: threading.Event) -> Iterator[LoopEvent]:
+    def run(self, prompt: str, cancel: threading.Event, emit: Callable[[LoopEvent], None]) -> None:
+        for event in self._events(prompt, cancel):
+            emit(event)
+
+    def _events(self, prompt: str, cancel: threading.Event) -> Iterator[LoopEvent]:
         self.prompts.append(prompt)
         events = self.runs.pop(0) if self.runs else [RunFinished("agent", "done")]
         for i, event in enumerate(events):

@@ -128,11 +128,14 @@ class SessionScreen(Screen[None]):
     @work(thread=True, name="agent-run", exit_on_error=False)
     def _run(self, session: AgentSession, prompt: str) -> None:
         cancel = self.cancel
+
+        def emit(event: LoopEvent) -> None:
+            self.buffer.push(event)
+            if isinstance(event, ToolFinished) and event.call.name in _CHANGING_TOOLS:
+                self.post_message(ChangedFiles(session.changed_files()))
+
         try:
-            for event in session.run(prompt, cancel):
-                self.buffer.push(event)
-                if isinstance(event, ToolFinished) and event.call.name in _CHANGING_TOOLS:
-                    self.post_message(ChangedFiles(session.changed_files()))
+            session.run(prompt, cancel, emit)
             changed = session.changed_files()
         except Exception as exc:
             self.post_message(WorkFailed("running the model", f"{type(exc).__name__}: {exc}"))
@@ -159,7 +162,7 @@ class SessionScreen(Screen[None]):
                 self._step_started = time.monotonic()
                 self._step_pushed = self.buffer.pushed
                 self._generating = True
-                self.status.update_info(step=event.step, state="generating")
+                self.status.update_info(step=event.step + 1, state="generating")
             elif isinstance(event, ReasoningDelta | ContentDelta):
                 self._generating = True
             elif isinstance(event, StepUsage):

@@ -1,0 +1,140 @@
+"""The Workbench the TUI uses in real life: the core's SessionService on one loaded backend."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from frogdesk.config import Settings
+from frogdesk.engine.types import Backend, BackendInfo, Message
+from frogdesk.leaf.events import LoopEvent
+from frogdesk.paths import AppPaths
+from frogdesk.sessions.parts import default_backend
+from frogdesk.sessions.patch import worktree_diff
+from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.runner import ActiveSession, SessionService, SessionSpec
+from frogdesk.tui.ports import ApproveCommand, SessionSummary
+
+
+class CoreSession:
+    """An AgentSession over the core: the first run continues the opening, later ones resume."""
+
+    def __init__(self, service: SessionService, active: ActiveSession, *, fresh: bool) -> None:
+        self.service = service
+        self.active = active
+        self._fresh = fresh
+
+    @property
+    def record(self) -> SessionRecord:
+        """The stored session record."""
+        return self.active.record
+
+    def run(self, prompt: str, cancel: threading.Event, emit: Callable[[LoopEvent], None]) -> None:
+        """Run the loop; a prompt after the first run becomes the model's next user message."""
+        if not self._fresh:
+            store = self.service.store
+            if prompt:
+                store.repair_transcript(self.record.id)
+                before = store.read_transcript(self.record.id).next_step
+                store.append_followup(self.record.id, Message("user", prompt), before)
+            self.active = self.service.open(self.record.id)
+        self._fresh = False
+        self.service.run(self.active, cancel=cancel, on_event=emit)
+
+    def changed_files(self) -> int:
+        """Files of the worktree that differ from the session's base snapshot."""
+        return len(worktree_diff(self.active.worktree.path, self.active.worktree.base_commit).files)
+
+
+class CoreWorkbench:
+    """Sessions of one repository, all on one backend loaded once (or replayed from a script)."""
+
+    def __init__(
+        self,
+        repo: Path,
+        settings: Settings,
+        *,
+        backend: Backend | None = None,
+        script: Path | None = None,
+        paths: AppPaths | None = None,
+        sandbox_level: str = "",
+    ) -> None:
+        self.repo = repo
+        self.settings = settings
+        self.backend = backend
+        self.script = script
+        self._approve: ApproveCommand | None = None
+        self._sandbox_level = sandbox_level
+        self.service = SessionService(
+            paths or AppPaths.default(),
+            settings,
+            backend_factory=self._backend_for,
+            approve=self._ask,
+        )
+
+    def _backend_for(
+        self, record: SessionRecord, settings: Settings, replies_done: int = 0
+    ) -> Backend:
+        if self.backend is not None and record.backend != "script":
+            return self.backend
+        return default_backend(record, settings, replies_done)
+
+    def _ask(self, command: str) -> bool:
+        return self._approve(command) if self._approve is not None else False
+
+    def backend_info(self) -> BackendInfo:
+        """The loaded model, or the script being replayed."""
+        if self.backend is not None:
+            return self.backend.info
+        name = self.script.name if self.script is not None else self.settings.model
+        return BackendInfo(self.settings.backend, name)
+
+    def sandbox_level(self) -> str:
+        """The isolation level sessions get (probed once, lazily)."""
+        if not self._sandbox_level:
+            from frogdesk.sandbox.select import detect
+
+            level, _ = detect(self.settings.sandbox)
+            self._sandbox_level = str(level)
+        return self._sandbox_level
+
+    def _spec(self, task: str) -> SessionSpec:
+        if self.backend is None and self.script is not None:
+            return SessionSpec(task, self.repo, backend="script", script=str(self.script))
+        info = self.backend.info if self.backend is not None else None
+        kind = info.kind if info is not None else self.settings.backend
+        return SessionSpec(task, self.repo, backend=kind, model=self.settings.model)
+
+    def new_session(self, task: str, approve: ApproveCommand) -> CoreSession:
+        """Create the worktree and the session (blocking)."""
+        self._approve = approve
+        active = self.service.start(self._spec(task))
+        return CoreSession(self.service, active, fresh=True)
+
+    def resume(self, session_id: str, approve: ApproveCommand) -> CoreSession:
+        """Reopen a stored session; its next run continues the transcript (blocking)."""
+        self._approve = approve
+        active = self.service.open(session_id)
+        return CoreSession(self.service, active, fresh=False)
+
+    def sessions(self) -> Sequence[SessionSummary]:
+        """This repository's sessions, newest first, with their changed-file counts (blocking)."""
+        root = str(self.repo.resolve())
+        out: list[SessionSummary] = []
+        for record in self.service.store.list():
+            if record.repo != root:
+                continue
+            changed = 0
+            if record.status != "discarded" and Path(record.worktree).is_dir():
+                try:
+                    changed = len(worktree_diff(Path(record.worktree), record.base_commit).files)
+                except Exception:
+                    changed = 0
+            out.append(SessionSummary(record, changed))
+        out.sort(key=lambda s: s.record.created_at, reverse=True)
+        return out
+
+    def discard(self, session_id: str) -> None:
+        """Remove the session's worktree (blocking)."""
+        self.service.discard(session_id)
