@@ -16,8 +16,9 @@ from frogdesk.review.decisions import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.fsops import UnsafePath
 from frogdesk.review.gitcmd import GitError
-from frogdesk.review.model import SessionDiff
+from frogdesk.review.model import FileChange, SessionDiff
 from frogdesk.review.undo import latest_record, undo_apply
+from frogdesk.review.user_changes import USER_CHANGED_NOTE, load_user_changes
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import SessionNotFoundError, SessionStore
 
@@ -76,10 +77,15 @@ def _load(session_id: str) -> _Loaded:
     return _Loaded(record, store.session_dir(record.id), diff)
 
 
+def _user_changed(change: FileChange, flagged: set[str]) -> bool:
+    return bool({change.old_path, change.new_path} & flagged)
+
+
 def review_main(args: argparse.Namespace) -> int:
     """Print the session's files and hunks, as text or JSON."""
     loaded = _load(args.session)
     decisions = load_decisions(loaded.session_dir)
+    flagged = load_user_changes(loaded.session_dir)
     if args.json:
         payload = {
             "session_id": loaded.record.id,
@@ -87,6 +93,7 @@ def review_main(args: argparse.Namespace) -> int:
                 {
                     "path": change.path,
                     "status": change.status,
+                    "user_changed": _user_changed(change, flagged),
                     "hunks": [
                         {
                             "id": h.id,
@@ -110,6 +117,8 @@ def review_main(args: argparse.Namespace) -> int:
     for change in loaded.diff.files:
         moved = f" (from {change.old_path})" if change.status == "renamed" else ""
         print(f"{change.status:<10} {change.path}{moved}")
+        if _user_changed(change, flagged):
+            print(f"  ! {USER_CHANGED_NOTE}")
         for h in change.hunks:
             print(f"  {h.id}  +{h.added} -{h.removed}  {decisions.decision(h.id):<8}  {h.header}")
     return 0
@@ -152,6 +161,7 @@ def apply_main(args: argparse.Namespace) -> int:
             session_dir=loaded.session_dir,
             session_id=loaded.record.id,
             commit_message=args.commit,
+            user_changed=load_user_changes(loaded.session_dir),
         )
     except (GitError, OSError, UnsafePath) as exc:
         raise UserError(f"apply failed, nothing was written: {exc}") from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from frogdesk.review.undo import (
     save_record,
     update_record,
 )
+from frogdesk.review.user_changes import USER_CHANGED_NOTE
 
 
 class UnknownHunk(KeyError):
@@ -36,11 +38,14 @@ class Conflict:
     hunk_ids: tuple[str, ...]
     lines: tuple[int, int] | None
     reason: str
+    user_changed: bool = False
+    """The repository watcher saw the user change this file while the session ran."""
 
     def describe(self) -> str:
         """One line for the user."""
         where = f" lines {self.lines[0]}-{self.lines[1]}" if self.lines else ""
-        return f"{self.path}{where}: {self.reason} (hunk {', '.join(self.hunk_ids)})"
+        note = f"; {USER_CHANGED_NOTE}" if self.user_changed else ""
+        return f"{self.path}{where}: {self.reason}{note} (hunk {', '.join(self.hunk_ids)})"
 
 
 @dataclass
@@ -83,12 +88,14 @@ def apply_hunks(
     session_dir: Path | None = None,
     session_id: str = "",
     commit_message: str | None = None,
+    user_changed: Collection[str] = (),
 ) -> ApplyResult:
     """Write the approved hunks (and only those) to repo_root, merging with the user's edits.
 
     If any approved hunk conflicts with the user's current files, nothing is written and
-    the conflicts are returned. With session_dir, the prior state is recorded for undo
-    before anything changes. Blobs are read from the worktree's object store.
+    the conflicts are returned; those in `user_changed` (paths the user changed while the
+    session ran) say so. With session_dir, the prior state is recorded for undo before
+    anything changes. Blobs are read from the worktree's object store.
     """
     known = set(diff.hunk_ids())
     missing = [h for h in approved if h not in known]
@@ -96,7 +103,12 @@ def apply_hunks(
         raise UnknownHunk(", ".join(missing))
     plan = _plan(repo_root.resolve(), worktree, diff, set(approved), edits or {})
     if plan.conflicts:
-        return ApplyResult(applied=False, conflicts=plan.conflicts)
+        flagged = set(user_changed)
+        conflicts = [
+            dataclasses.replace(c, user_changed=_touches(diff, c.path, flagged))
+            for c in plan.conflicts
+        ]
+        return ApplyResult(applied=False, conflicts=conflicts)
     writes = {p: s for p, s in plan.writes.items() if s != plan.expected[p]}
     if not writes:
         return ApplyResult(applied=True)
@@ -129,6 +141,14 @@ def apply_hunks(
             record.commit = result.commit
             update_record(session_dir, record)
     return result
+
+
+def _touches(diff: SessionDiff, path: str, flagged: set[str]) -> bool:
+    """True when the file at `path` (either side of a rename) is among the flagged paths."""
+    if path in flagged:
+        return True
+    change = diff.find_file(path)
+    return change is not None and bool({change.old_path, change.new_path} & flagged)
 
 
 def _ref(state: FileState | None) -> StateRef | None:

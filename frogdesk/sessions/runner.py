@@ -16,7 +16,7 @@ from typing import Any
 
 from frogdesk.config import Settings
 from frogdesk.engine.types import Backend, Message, ToolSchema
-from frogdesk.leaf.events import LoopEvent
+from frogdesk.leaf.events import LoopEvent, Notice
 from frogdesk.leaf.loop import LoopConfig, run_loop
 from frogdesk.leaf.records import LoopResult, StepRecord
 from frogdesk.leaf.runner import ToolRunner
@@ -38,6 +38,7 @@ from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
 from frogdesk.sessions.store import SessionStore, Transcript, new_session_id
+from frogdesk.sessions.watch import UserChangeLog
 
 
 @dataclass(frozen=True)
@@ -213,24 +214,34 @@ class SessionService:
         record.pid = os.getpid()
         self.store.update(record)
         messages = active.transcript.conversation()
+        watch = UserChangeLog(
+            Path(record.repo), self.store.session_dir(record.id), active.settings.visible_ignored
+        )
+        problem = watch.start()
+        if problem and on_event is not None:
+            on_event(Notice(problem, "warning"))
 
         def persist(step: StepRecord) -> None:
             self.store.append_step(record.id, step)
             record.n_steps = step.step + 1
             self.store.update(record)
+            watch.save()
 
         runner = ToolRunner(active.worktree.path, active.shell.shell)
-        result = run_loop(
-            active.backend,
-            active.tools,
-            runner,
-            LoopConfig.from_settings(active.settings),
-            messages,
-            cancel=cancel,
-            on_event=on_event,
-            on_step=persist,
-            prior_steps=active.transcript.steps,
-        )
+        try:
+            result = run_loop(
+                active.backend,
+                active.tools,
+                runner,
+                LoopConfig.from_settings(active.settings),
+                messages,
+                cancel=cancel,
+                on_event=on_event,
+                on_step=persist,
+                prior_steps=active.transcript.steps,
+            )
+        finally:
+            watch.stop()
         self.store.append_end(
             record.id,
             {"exit_reason": result.exit_reason, "error": result.error, "n_steps": result.n_steps},
@@ -297,6 +308,7 @@ def apply_all(service: SessionService, record: SessionRecord) -> str:
     """Apply every hunk of a session to the user's repository (undoable); the apply report."""
     from frogdesk.review.apply import apply_hunks
     from frogdesk.review.diff import compute_diff
+    from frogdesk.review.user_changes import load_user_changes
 
     worktree = Path(record.worktree)
     diff = compute_diff(worktree, record.base_commit)
@@ -307,6 +319,7 @@ def apply_all(service: SessionService, record: SessionRecord) -> str:
         list(diff.hunk_ids()),
         session_dir=service.store.session_dir(record.id),
         session_id=record.id,
+        user_changed=load_user_changes(service.store.session_dir(record.id)),
     )
     if not result.applied:
         raise ApplyRefusedError(result.report())
