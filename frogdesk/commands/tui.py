@@ -1,19 +1,39 @@
-"""`frogdesk` with no subcommand: open the TUI."""
+"""`frogdesk` with no subcommand: open the TUI (Textual is imported only here, lazily)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from pathlib import Path
 
-from frogdesk.commands.common import not_built
+from frogdesk.commands.common import UserError, config_path, load_settings
 
 
 def add_tui_options(parser: argparse.ArgumentParser) -> None:
     """Options of the TUI (the top-level command)."""
-    parser.add_argument("--repo", type=Path, default=None, help="repository to work on (default: the current directory)")
-    parser.add_argument("--model", default=None, help="model spec: a .gguf path, REPO, REPO:QUANT or an alias")
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        default=None,
+        help="repository to work on (default: the current directory)",
+    )
+    parser.add_argument(
+        "--model", default=None, help="model spec: a .gguf path, REPO, REPO:QUANT or an alias"
+    )
+    parser.add_argument(
+        "--script", type=Path, default=None, help=argparse.SUPPRESS
+    )  # replay recorded replies (demos, tests)
 
 
 def main(args: argparse.Namespace) -> int:
-    """Open the TUI."""
-    return not_built("(TUI)")
+    """Open the TUI on the repository; a model not on disk opens the model picker first."""
+    settings = load_settings(args, {"model": getattr(args, "model", None)})
+    repo = (getattr(args, "repo", None) or Path.cwd()).resolve()
+    if not repo.is_dir():
+        raise UserError(f"{repo}: no such directory")
+    from frogdesk.tui.launch import run_tui
+
+    script: Path | None = getattr(args, "script", None)
+    if script is not None:
+        settings = dataclasses.replace(settings, backend="script")
+    return run_tui(repo, settings, config_path(args), script=script)

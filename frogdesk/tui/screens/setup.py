@@ -1,0 +1,322 @@
+"""First run: pick a quant from the Hub listing, download it with progress, load it."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
+
+from frogdesk.config import Settings
+from frogdesk.models.download import Progress
+from frogdesk.paths import AppPaths
+
+if TYPE_CHECKING:
+    from frogdesk.engine.types import Backend
+    from frogdesk.models.catalog import CatalogRow
+    from frogdesk.models.hub import RepoListing
+
+DEFAULT_QUANT = "Q4_K_M"
+
+
+def human_bytes(n: float) -> str:
+    """Bytes in a short human unit."""
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1000:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"
+
+
+def progress_line(p: Progress) -> str:
+    """Bytes, rate and ETA of a download."""
+    eta = f"{p.eta:.0f}s" if p.eta is not None else "?"
+    return f"{p.file}: {human_bytes(p.done)} / {human_bytes(p.total)}  {human_bytes(p.rate)}/s  ETA {eta}"
+
+
+@dataclass
+class ListingReady(Message):
+    """The Hub listing (or the saved one) and its catalog rows."""
+
+    listing: RepoListing
+    rows: list[CatalogRow]
+    measured: dict[str, str]
+
+
+@dataclass
+class SetupFailed(Message):
+    """Listing, download or load failed; `offline` offers a local file instead."""
+
+    error: str
+    offline: bool = False
+
+
+@dataclass
+class ModelReady(Message):
+    """A model file is on disk and can be loaded."""
+
+    path: Path
+
+
+@dataclass
+class BackendReady(Message):
+    """The model is loaded."""
+
+    backend: Backend
+
+
+class ModelSetupScreen(Screen[None]):
+    """Lists the default repo's quants; Enter downloads the highlighted one, then loads it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel download", id="picker_cancel"),
+        Binding("ctrl+l", "local_file", "Local GGUF", id="picker_local"),
+    ]
+
+    def __init__(
+        self, settings: Settings, repo: Path, *, endpoint: str = "", model_path: Path | None = None
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.repo = repo
+        self.endpoint = endpoint
+        self.model_path = model_path
+        self.paths = AppPaths.default()
+        self.rows: list[CatalogRow] = []
+        self.listing: RepoListing | None = None
+        self.cancel = threading.Event()
+        self.latest: Progress | None = None
+        self.state = "listing"
+
+    def compose(self) -> ComposeResult:
+        """Title, the quant table, warnings, progress and the local-file field."""
+        with Vertical(id="picker"):
+            yield Label("Choose a FrogNano quant to download", id="picker-title")
+            yield Static("Listing quants…", id="picker-status", markup=False)
+            yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
+            yield Static("", id="picker-warnings", classes="picker-warning", markup=False)
+            yield ProgressBar(id="picker-progress", show_eta=False)
+            yield Input(
+                placeholder="…or the path of a local .gguf file, then Enter", id="picker-local"
+            )
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """List the quants, or load the given model at once."""
+        self.query_one(ProgressBar).display = False
+        self.set_interval(1 / 10, self._show_progress)
+        if self.model_path is not None:
+            self.post_message(ModelReady(self.model_path))
+        else:
+            self._list()
+
+    def _status(self, text: str) -> None:
+        self.query_one("#picker-status", Static).update(text)
+
+    @work(thread=True, name="list-quants", exit_on_error=False)
+    def _list(self) -> None:
+        from frogdesk.models.catalog import repo_rows
+        from frogdesk.models.errors import ModelError
+        from frogdesk.models.hub import hub_token, list_repo, offline_requested, resolve_endpoint
+        from frogdesk.models.local import all_local
+        from frogdesk.models.quant_check_files import describe_result, latest_result
+        from frogdesk.models.spec import parse_spec
+        from frogdesk.models.system_memory import available_memory
+
+        try:
+            spec = parse_spec(self.settings.model, self.settings.aliases)
+            listing = list_repo(
+                spec.repo,
+                endpoint=resolve_endpoint(self.endpoint or None, self.settings.hf_endpoint),
+                cache_dir=self.paths.cache_dir,
+                revision=spec.revision,
+                token=hub_token(),
+            )
+            context = self.settings.context_size or self.settings.max_context_tokens
+            rows = repo_rows(
+                listing,
+                all_local(self.paths.models_dir),
+                available_memory(),
+                context,
+                self.settings.acknowledged,
+                self.settings.kv_cache_type,
+            )
+        except (ModelError, OSError) as exc:
+            self.post_message(SetupFailed(str(exc), offline=offline_requested() or True))
+            return
+        measured = {
+            row.label: describe_result(
+                latest_result(self.paths.data_dir, row.local_path) if row.local_path else None
+            )
+            for row in rows
+        }
+        self.post_message(ListingReady(listing, rows, measured))
+
+    def on_listing_ready(self, message: ListingReady) -> None:
+        """Fill the table; the cursor starts on the default quant."""
+        self.listing = message.listing
+        self.rows = [r for r in message.rows if not r.name.mmproj]
+        table = self.query_one(DataTable)
+        table.add_columns("quant", "size", "fit here", "on disk", "quant check", "warnings")
+        default = 0
+        for index, row in enumerate(self.rows):
+            if row.name.quant == DEFAULT_QUANT:
+                default = index
+            table.add_row(
+                row.label,
+                human_bytes(row.size),
+                row.fit,
+                "yes" if row.local_path else "",
+                message.measured.get(row.label, "not measured"),
+                ", ".join(w.id for w in row.warnings),
+                key=row.label,
+            )
+        table.move_cursor(row=default)
+        table.focus()
+        source = (
+            "saved listing (offline)" if message.listing.from_cache else message.listing.endpoint
+        )
+        self.state = "picking"
+        self._status(
+            f"{message.listing.repo} from {source}. Enter downloads the highlighted quant."
+        )
+
+    @on(DataTable.RowHighlighted)
+    def _warn(self, event: DataTable.RowHighlighted) -> None:
+        if 0 <= event.cursor_row < len(self.rows):
+            row = self.rows[event.cursor_row]
+            text = "\n".join(f"{w.level}: {w.text}" for w in row.warnings)
+            self.query_one("#picker-warnings", Static).update(text)
+
+    @on(DataTable.RowSelected)
+    def _pick(self, event: DataTable.RowSelected) -> None:
+        if self.state != "picking" or not 0 <= event.cursor_row < len(self.rows):
+            return
+        row = self.rows[event.cursor_row]
+        if row.local_path is not None:
+            self.post_message(ModelReady(row.local_path))
+            return
+        self.state = "downloading"
+        self.cancel = threading.Event()
+        bar = self.query_one(ProgressBar)
+        bar.display = True
+        bar.update(total=row.size, progress=0)
+        self._status(f"Downloading {row.label} ({human_bytes(row.size)}); Escape cancels.")
+        self._download(row)
+
+    @work(thread=True, name="download", exit_on_error=False)
+    def _download(self, row: CatalogRow) -> None:
+        from frogdesk.models.download import DownloadCancelled
+        from frogdesk.models.errors import ModelError
+        from frogdesk.models.hub import hub_token
+        from frogdesk.models.pull import pull
+        from frogdesk.models.spec import parse_spec
+
+        assert self.listing is not None
+        spec = parse_spec(f"{row.repo}:{row.name.quant}", self.settings.aliases)
+
+        def progress(p: Progress) -> None:
+            self.latest = p
+
+        try:
+            files = pull(
+                spec,
+                self.listing,
+                self.paths.models_dir,
+                token=hub_token(),
+                progress=progress,
+                cancel=self.cancel,
+            )
+        except DownloadCancelled:
+            self.post_message(
+                SetupFailed("Download cancelled; the partial file is kept and resumes next time.")
+            )
+            return
+        except (ModelError, OSError) as exc:
+            self.post_message(SetupFailed(str(exc)))
+            return
+        self.post_message(ModelReady(files[0]))
+
+    def _show_progress(self) -> None:
+        latest = self.latest
+        if latest is not None and self.state == "downloading":
+            self.query_one(ProgressBar).update(total=max(latest.total, 1), progress=latest.done)
+            self._status(progress_line(latest) + "   (Escape cancels)")
+
+    def action_cancel(self) -> None:
+        """Cancel the download in flight."""
+        if self.state == "downloading":
+            self.cancel.set()
+
+    def action_local_file(self) -> None:
+        """Focus the local-file field."""
+        self.query_one("#picker-local", Input).focus()
+
+    @on(Input.Submitted, "#picker-local")
+    def _local(self, event: Input.Submitted) -> None:
+        from frogdesk.models.errors import ModelError
+        from frogdesk.models.resolve import check_loadable
+
+        try:
+            path = check_loadable(Path(event.value.strip()).expanduser())
+        except ModelError as exc:
+            self._status(f"{exc}")
+            return
+        self.post_message(ModelReady(path))
+
+    def on_setup_failed(self, message: SetupFailed) -> None:
+        """Say what went wrong and what to do next."""
+        self.state = "picking" if self.rows else "failed"
+        self.query_one(ProgressBar).display = False
+        hint = (
+            " Offline with no model: give the path of a local .gguf file below."
+            if message.offline
+            else ""
+        )
+        self._status(f"{message.error}{hint}")
+        if message.offline:
+            self.query_one("#picker-local", Input).focus()
+
+    def on_model_ready(self, message: ModelReady) -> None:
+        """Load the model in a worker."""
+        self.state = "loading"
+        bar = self.query_one(ProgressBar)
+        bar.display = True
+        bar.update(total=None)
+        self.model_path = message.path
+        self._status(f"Loading {message.path.name}…")
+        self._load(message.path)
+
+    @work(thread=True, name="load-model", exit_on_error=False)
+    def _load(self, path: Path) -> None:
+        from frogdesk.engine.backends import make_backend
+
+        try:
+            backend = make_backend(self.settings, model_path=path)
+        except Exception as exc:  # any load failure is shown; the user can pick another file
+            self.post_message(
+                SetupFailed(
+                    f"Could not load {path.name}: {type(exc).__name__}: {exc}", offline=True
+                )
+            )
+            return
+        self.post_message(BackendReady(backend))
+
+    def on_backend_ready(self, message: BackendReady) -> None:
+        """Open the session screen on the loaded model."""
+        from frogdesk.tui.core import CoreWorkbench
+
+        self.state = "ready"
+        app = self.app
+        workbench = CoreWorkbench(self.repo, self.settings, backend=message.backend)
+        open_session = getattr(app, "open_session_screen", None)
+        if open_session is not None:
+            open_session(workbench)
