@@ -33,6 +33,12 @@ def register(sub: Any) -> None:
     resume.add_argument("--output", type=Path, default=None, help="folder for the result files")
     resume.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     resume.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    resume.add_argument(
+        "--model",
+        default=None,
+        metavar="SPEC",
+        help="continue on another quant or model (its cost is announced first)",
+    )
     resume.set_defaults(func=resume_main)
 
     back = actions.add_parser(
@@ -87,10 +93,20 @@ def list_main(args: argparse.Namespace) -> int:
 
 def resume_main(args: argparse.Namespace) -> int:
     """Continue a session where its transcript ends and write its result files again."""
-    from frogdesk.commands.run import run_session
+    from frogdesk.commands.run import ProgressPrinter, run_session
 
     service = _service(args)
-    return run_session(service, spec=None, resume_id=args.id, args=args)
+    if not getattr(args, "model", None):
+        return run_session(service, spec=None, resume_id=args.id, args=args)
+
+    def opener(printer: ProgressPrinter) -> Any:
+        switch = service.switch_model(args.id, args.model)
+        printer.write(f"frogdesk: {switch.announcement()}")
+        active = switch.perform()
+        printer.write(f"switched to {switch.plan.path.name}: re-read {switch.evaluated:,} tokens")
+        return active
+
+    return run_session(service, spec=None, resume_id=None, args=args, opener=opener)
 
 
 def send_back_main(args: argparse.Namespace) -> int:

@@ -38,6 +38,7 @@ from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
 from frogdesk.sessions.store import SessionStore, Transcript, new_session_id
+from frogdesk.sessions.switch import ModelSwitch, SwitchRefusedError, price_switch
 from frogdesk.sessions.watch import UserChangeLog
 
 
@@ -186,9 +187,12 @@ class SessionService:
             record, worktree, backend, shell, self.settings, tool_schemas(), Transcript(opening)
         )
 
-    def open(self, session_id: str) -> ActiveSession:
-        """Reopen a stored session to resume it from its transcript."""
-        record = self.store.get(session_id)
+    def open(self, session_id: str, *, record: SessionRecord | None = None) -> ActiveSession:
+        """Reopen a stored session to resume it from its transcript.
+
+        `record` replaces the stored record (a model switch not yet written).
+        """
+        record = record or self.store.get(session_id)
         if record.status == "discarded":
             raise SessionClosedError(f"session {record.id} was discarded; start a new one")
         self.store.repair_transcript(record.id)
@@ -288,6 +292,14 @@ class SessionService:
         sent = send_back(self.store, record.id, comment)
         return sent, self.open(record.id)
 
+    def switch_model(self, session: str | ActiveSession, spec: str) -> ModelSwitch:
+        """Price moving a session to another quant or model; announce, then `perform()` it.
+
+        `session` is a stored session's id or a session open in this process (whose
+        llama backend's options the new model reuses).
+        """
+        return price_switch(self, session, spec)
+
     def discard(self, session_id: str) -> SessionRecord:
         """Remove the session's worktree and mark it discarded (its transcript stays)."""
         record = self.store.get(session_id)
@@ -349,6 +361,7 @@ def session_errors() -> tuple[type[Exception], ...]:
         SessionNotFoundError,
         SessionClosedError,
         SessionBusyError,
+        SwitchRefusedError,
         ApplyRefusedError,
         FileNotFoundError,
     )

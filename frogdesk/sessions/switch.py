@@ -1,0 +1,129 @@
+"""Moving a session to another quant or model: price it, announce it, then carry the conversation."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from frogdesk.engine.estimate import estimate_prompt_tokens
+from frogdesk.leaf.schemas import tool_schemas
+from frogdesk.models.switch import SwitchPlan, plan_switch
+from frogdesk.sessions.sendback import SessionBusyError
+from frogdesk.sessions.store import Transcript
+
+if TYPE_CHECKING:
+    from frogdesk.sessions.runner import ActiveSession, SessionService
+
+
+class SwitchRefusedError(ValueError):
+    """The session cannot move to that model (not a llama session, or the model cannot hold it)."""
+
+
+def measured_prefill_rate(transcript: Transcript) -> float | None:
+    """Prompt tokens per second of the latest step that evaluated some, or None."""
+    for step in reversed(transcript.steps):
+        usage = step.usage
+        if usage is not None and usage.evaluated_tokens > 0 and usage.prefill_seconds > 0:
+            return usage.evaluated_tokens / usage.prefill_seconds
+    return None
+
+
+@dataclass
+class ModelSwitch:
+    """A priced switch: show `announcement()` first, then `perform()` it.
+
+    Nothing is loaded and nothing is written until `perform()`.
+    """
+
+    service: SessionService
+    session_id: str
+    plan: SwitchPlan
+    active: ActiveSession | None = None
+    evaluated: int = 0
+    """Tokens the new model evaluated to take over the conversation (after perform)."""
+    notes: list[str] = field(default_factory=list)
+
+    def announcement(self) -> str:
+        """The cost line, and the warnings of the new model, for the user."""
+        lines = [f"{self.plan.path.name}: {self.plan.cost.describe()}"]
+        lines += [w.text for w in self.plan.warnings]
+        return "\n".join(lines)
+
+    def perform(self, cancel: threading.Event | None = None) -> ActiveSession:
+        """Load the new model, re-read the conversation on it, and record it on the session.
+
+        The transcript is kept as it is; on failure the session keeps its old model.
+        """
+        store = self.service.store
+        record = store.get(self.session_id)
+        previous = record.model
+        active = self.active
+        opened_here = active is None
+        record.model = self.plan.spec
+        try:
+            if active is not None:
+                old = active.backend
+                active.backend = _like(old, self.plan) or self.service.backend_factory(
+                    record, active.settings, len(active.transcript.steps)
+                )
+                old.close()
+                active.record = record
+            else:
+                active = self.service.open(record.id, record=record)
+            messages = active.transcript.conversation()
+            prefill = getattr(active.backend, "prefill", None)
+            if prefill is not None:
+                try:
+                    self.evaluated = int(prefill(messages, active.tools, cancel=cancel))
+                except ValueError as exc:
+                    if opened_here:
+                        active.close()
+                    raise SwitchRefusedError(f"{self.plan.path.name}: {exc}") from None
+        except BaseException:
+            record.model = previous
+            store.update(record)
+            raise
+        store.update(record)
+        return active
+
+
+def _like(old: Any, plan: SwitchPlan) -> Any:
+    """A llama backend on the new file with the old one's options, when the old one is llama."""
+    from frogdesk.engine.llama_backend import LlamaBackend
+
+    if isinstance(old, LlamaBackend):
+        return LlamaBackend.like(old, plan.path)
+    return None
+
+
+def price_switch(service: SessionService, session: str | ActiveSession, spec: str) -> ModelSwitch:
+    """Resolve and price moving `session` (an id or a running session) to the model `spec`."""
+    from frogdesk.sessions.runner import ActiveSession, SessionClosedError, shown_status
+
+    active = session if isinstance(session, ActiveSession) else None
+    record = active.record if active is not None else service.store.get(str(session))
+    if record.backend != "llama":
+        raise SwitchRefusedError(
+            f"session {record.id} runs on the {record.backend} backend; only llama sessions "
+            "switch models"
+        )
+    if active is None:
+        if record.status == "discarded":
+            raise SessionClosedError(f"session {record.id} was discarded; start a new one")
+        if shown_status(record) == "running":
+            raise SessionBusyError(f"session {record.id} is running (pid {record.pid})")
+        transcript = service.store.read_transcript(record.id)
+        if transcript.ended_with_answer():
+            raise SessionClosedError(
+                f"session {record.id} already ended with a final answer; send it back first"
+            )
+        tokens = estimate_prompt_tokens(transcript.conversation(), tool_schemas())
+    else:
+        transcript = active.transcript
+        tokens = active.backend.count_tokens(transcript.conversation(), active.tools)
+    settings = active.settings if active is not None else service.settings
+    plan = plan_switch(
+        spec, settings, tokens, measured_prefill_rate(transcript), paths=service.paths
+    )
+    return ModelSwitch(service, record.id, plan, active)
