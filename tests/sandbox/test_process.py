@@ -5,26 +5,41 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from frogdesk.sandbox.process import MAX_OUTPUT_BYTES, descendants, kill_tree, run_process_tree
 
 
+def wait_gone(pid: int, seconds: float) -> bool:
+    """SIGKILL is delivered asynchronously: give the kernel a moment to finish the process."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def test_kill_tree_takes_setsid_grandchildren(tmp_path: Path) -> None:
+    # The trailing `true` keeps bash from exec'ing the last command in its own place.
     proc = subprocess.Popen(
-        ["/bin/bash", "-c", "setsid sleep 300 & (sleep 301 &); sleep 302"], start_new_session=True
+        ["/bin/bash", "-c", "setsid sleep 300 & sleep 302 & wait; true"], start_new_session=True
     )
     try:
-        while len(descendants(proc.pid)) < 2:
-            pass  # until the children are forked
+        deadline = time.monotonic() + 30
+        while len(descendants(proc.pid)) < 2:  # until the children are forked
+            assert time.monotonic() < deadline, "the children never appeared"
+            time.sleep(0.01)
         kids = descendants(proc.pid)
         kill_tree(proc.pid)
         proc.wait()
         for pid in kids:
-            assert (
-                not Path(f"/proc/{pid}").exists()
-                or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
-            )
+            assert wait_gone(pid, seconds=5), f"process {pid} survived kill_tree"
     finally:
         if proc.poll() is None:
             proc.kill()
