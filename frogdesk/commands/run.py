@@ -176,6 +176,14 @@ def main(args: argparse.Namespace) -> int:
         endpoint=args.endpoint or settings.openai_endpoint,
         script=str(args.script) if args.script else "",
     )
+    if backend == "llama":
+        from frogdesk.models.errors import ModelError
+        from frogdesk.sessions.parts import resolve_model_path
+
+        try:  # a missing model is refused before a worktree is made for it
+            resolve_model_path(spec.model, settings)
+        except ModelError as exc:
+            raise UserError(str(exc)) from None
     service = SessionService(AppPaths.default(), settings, approve=ask_on_tty)
     return run_session(service, spec=spec, resume_id=None, args=args)
 

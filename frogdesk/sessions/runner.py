@@ -32,7 +32,6 @@ from frogdesk.sessions.parts import (
     default_backend,
     default_shell,
     prune_worktrees,
-    resolve_model_path,
 )
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
@@ -141,11 +140,12 @@ class SessionService:
         """Make the worktree and the session record, build backend and shell, write the opening."""
         session_id = new_session_id()
         model = spec.script if spec.backend == "script" else spec.model or self.settings.model
-        if spec.backend == "llama":
-            # a missing model is refused before a worktree exists for it
-            resolved = resolve_model_path(model, self.settings)
-            if model.endswith(".gguf"):
-                model = str(resolved)  # so a resume from elsewhere finds it
+        if (
+            spec.backend == "llama"
+            and model.endswith(".gguf")
+            and Path(model).expanduser().is_file()
+        ):
+            model = str(Path(model).expanduser().resolve())  # so a resume from elsewhere finds it
         worktree = create_worktree(spec.repo, self.paths.worktrees_dir, session_id)
         settings_data = dataclasses.asdict(self.settings)
         if spec.endpoint:
