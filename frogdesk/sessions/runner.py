@@ -246,6 +246,7 @@ class SessionService:
             )
         finally:
             watch.stop()
+        active.transcript = self.store.read_transcript(record.id)  # a later run goes on from here
         self.store.append_end(
             record.id,
             {"exit_reason": result.exit_reason, "error": result.error, "n_steps": result.n_steps},

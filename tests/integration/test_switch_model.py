@@ -128,3 +128,35 @@ def test_switch_refusals(tmp_path: Path) -> None:
         service.switch_model(record.id, f"{REPO}:Q8_0")
     cli = frogdesk("sessions", "resume", record.id, "--model", f"{REPO}:Q8_0")
     assert cli.returncode == 2 and "Traceback" not in cli.stderr
+
+
+@pytest.mark.llama
+@pytest.mark.slow
+def test_an_open_session_switches_with_its_backend_options(
+    tmp_path: Path, qwen35_quants: dict[str, Path]
+) -> None:
+    from frogdesk.engine.llama_backend import LlamaBackend
+
+    paths = _install(qwen35_quants)
+    service = _service(paths)
+    active = service.start(SessionSpec("Read calc.py.", make_repo(tmp_path), model=f"{REPO}:F16"))
+    try:
+        service.run(active)
+        old = active.backend
+        assert isinstance(old, LlamaBackend)
+        assert active.transcript.steps == service.store.read_transcript(active.record.id).steps
+        switch = service.switch_model(active, f"{REPO}:Q8_0")
+        # an open session counts its tokens with the model it has
+        assert switch.plan.cost.tokens == old.count_tokens(
+            active.transcript.conversation(), active.tools
+        )
+        same = switch.perform()
+        assert same is active and active.backend is not old
+        assert isinstance(active.backend, LlamaBackend)
+        assert active.backend.options.n_ctx == old.options.n_ctx
+        assert active.backend.info.quant == "Q8_0" and switch.evaluated > 0
+        second = service.run(active)
+        assert second.result.n_steps == 2
+        assert service.store.get(active.record.id).model == f"{REPO}:Q8_0"
+    finally:
+        active.close()
