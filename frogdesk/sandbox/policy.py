@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from frogdesk.sandbox.objects import ObjectRoute
 from frogdesk.sandbox.worktree import Worktree, git_dirs, session_private_dir
 
 # Credentials a command never needs; hidden (bwrap) or left unreadable (landlock).
@@ -74,9 +75,9 @@ class SandboxPolicy:
     workdir_root: Path
     """The folder commands run in and may write (the session worktree)."""
     git_readonly: tuple[Path, ...]
-    """The main repository's git dir: visible, not writable (config, hooks, refs)."""
+    """The main repository's git dir: visible, not writable (config, hooks, refs, objects)."""
     git_writable: tuple[Path, ...]
-    """The parts of it that `git add`/`git commit` in the worktree write: objects, admin dir."""
+    """What `git add`/`git commit` in the worktree write: its admin dir, the private objects."""
     views: tuple[ReadOnlyView, ...]
     masked: tuple[Path, ...]
     """Existing credential files and folders of the user's home to hide."""
@@ -86,6 +87,8 @@ class SandboxPolicy:
     """A private, writable tmp for the session."""
     env: dict[str, str] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    objects: ObjectRoute | None = None
+    """Where sandboxed git writes objects, moved into the user's store after each command."""
 
 
 def sandbox_env(home: Path, tmp: Path, environ: Mapping[str, str]) -> dict[str, str]:
@@ -140,19 +143,22 @@ def build_policy(
     home.mkdir(parents=True, exist_ok=True)
     tmp.mkdir(parents=True, exist_ok=True)
     dirs = git_dirs(worktree)
+    objects = ObjectRoute(private=private / "objects", git_dir=dirs.common_dir)
+    objects.prepare()
     views, warnings = _views(worktree, visible_ignored)
     user_home = Path(user_home) if user_home is not None else Path.home()
     masked = tuple(user_home / rel for rel in CREDENTIAL_PATHS if os.path.lexists(user_home / rel))
     return SandboxPolicy(
         workdir_root=worktree.path,
         git_readonly=(dirs.common_dir,),
-        git_writable=(dirs.common_dir / "objects", dirs.admin_dir),
+        git_writable=(dirs.admin_dir, objects.private),
         views=tuple(views),
         masked=masked,
         home=home,
         tmp=tmp,
-        env=sandbox_env(home, tmp, os.environ if environ is None else environ),
+        env={**sandbox_env(home, tmp, os.environ if environ is None else environ), **objects.env()},
         warnings=tuple(warnings),
+        objects=objects,
     )
 
 

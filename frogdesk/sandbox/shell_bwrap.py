@@ -8,6 +8,7 @@ import shutil
 import threading
 from pathlib import Path
 
+from frogdesk.sandbox.objects import run_and_sync
 from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.process import run_process_tree
 from frogdesk.sandbox.shell_none import checked_workdir
@@ -35,7 +36,8 @@ def bwrap_argv(bwrap: Path, policy: SandboxPolicy, workdir: Path, command: str) 
     argv += ["--bind", str(policy.tmp), "/tmp"]
     for path in policy.git_readonly:
         argv += ["--ro-bind", str(path), str(path)]
-    for path in (*policy.git_writable, policy.workdir_root, policy.home):
+    # tmp is also bound where TMPDIR names it, or TMPDIR would be read-only inside.
+    for path in (*policy.git_writable, policy.workdir_root, policy.home, policy.tmp):
         argv += ["--bind", str(path), str(path)]
     for view in policy.views:
         argv += ["--ro-bind", str(view.source), str(view.target)]
@@ -82,6 +84,9 @@ class BwrapShell:
         """Run the command sandboxed; kill its whole process tree on timeout or cancel."""
         cwd = checked_workdir(self.policy, workdir)
         argv = bwrap_argv(self.bwrap, self.policy, cwd, command)
-        return run_process_tree(
-            argv, cwd=cwd, env={"PATH": "/usr/bin:/bin"}, timeout=timeout, cancel=cancel
+        return run_and_sync(
+            self.policy.objects,
+            lambda: run_process_tree(
+                argv, cwd=cwd, env={"PATH": "/usr/bin:/bin"}, timeout=timeout, cancel=cancel
+            ),
         )

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 from frogdesk.sandbox.confine import Confinement, readable_roots
+from frogdesk.sandbox.objects import run_and_sync
 from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.process import run_process_tree
 from frogdesk.sandbox.shell_none import checked_workdir, supervisor_argv
@@ -82,4 +83,9 @@ class LandlockShell:
         """Run the command confined; kill its whole process tree on timeout or cancel."""
         cwd = checked_workdir(self.policy, workdir)
         argv = supervisor_argv(command, self.confinement)
-        return run_process_tree(argv, cwd=cwd, env=self.policy.env, timeout=timeout, cancel=cancel)
+        return run_and_sync(
+            self.policy.objects,
+            lambda: run_process_tree(
+                argv, cwd=cwd, env=self.policy.env, timeout=timeout, cancel=cancel
+            ),
+        )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from frogdesk.sandbox.confine import Confinement
 from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.objects import run_and_sync
 from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.process import run_process_tree
 from frogdesk.sandbox.shell_types import SandboxLevel, ShellResult
@@ -62,4 +63,9 @@ class NoneShell:
         if self.approve is None or not self.approve(command):
             raise CommandDeclined("the user did not approve this command")
         argv = supervisor_argv(command, Confinement())
-        return run_process_tree(argv, cwd=cwd, env=self.policy.env, timeout=timeout, cancel=cancel)
+        return run_and_sync(
+            self.policy.objects,
+            lambda: run_process_tree(
+                argv, cwd=cwd, env=self.policy.env, timeout=timeout, cancel=cancel
+            ),
+        )
