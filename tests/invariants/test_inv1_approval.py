@@ -131,11 +131,6 @@ def test_undo_refuses_to_clobber_a_later_user_edit(tmp_path: Path, sandbox_level
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="the sandbox binds the user's whole .git/objects writable, so Bash can delete "
-    "or rewrite the objects of the user's own commits",
-)
 def test_bash_cannot_destroy_the_users_objects(tmp_path: Path, sandbox_level: str) -> None:
     repo = make_user_repo(tmp_path)
     head = git(repo, "rev-parse", "HEAD").strip()
