@@ -138,3 +138,18 @@ class CoreWorkbench:
     def discard(self, session_id: str) -> None:
         """Remove the session's worktree (blocking)."""
         self.service.discard(session_id)
+
+    def session_dir(self, session_id: str) -> Path:
+        """The folder of a session's files."""
+        return self.service.store.session_dir(session_id)
+
+    def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> CoreSession:
+        """Revert rejected hunks, queue the feedback; the returned session continues (blocking)."""
+        self._approve = approve
+        _, active = self.service.send_back(session_id, comment)
+        return CoreSession(self.service, active, fresh=True)
+
+    def switch_backend(self, backend: Backend) -> Backend | None:
+        """Use another loaded model from the next run on; returns the previous one to close."""
+        previous, self.backend = self.backend, backend
+        return previous

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from textual.message import Message
 
+from frogdesk.engine.types import BackendInfo
 from frogdesk.tui.ports import AgentSession
 
 
@@ -15,7 +16,9 @@ class SessionOpened(Message):
 
     session: AgentSession
     prompt: str
-    """The prompt to run at once; empty when the session was only reopened."""
+    """The prompt to run (empty continues the transcript)."""
+    run: bool = True
+    """False when the session was only reopened (resume waits for Enter or guidance)."""
 
 
 @dataclass
@@ -38,3 +41,10 @@ class ChangedFiles(Message):
     """The session's worktree now differs from its base in this many files."""
 
     count: int
+
+
+@dataclass
+class QuantSwitched(Message):
+    """Another model is loaded for the session."""
+
+    info: BackendInfo

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 from frogdesk.engine.types import BackendInfo
@@ -70,4 +71,12 @@ class Workbench(Protocol):
 
     def discard(self, session_id: str) -> None:
         """Remove a session and its worktree (blocking)."""
+        ...
+
+    def session_dir(self, session_id: str) -> Path:
+        """The folder of a session's files (decisions, undo records)."""
+        ...
+
+    def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> AgentSession:
+        """Queue the review's feedback for the model; running the result continues (blocking)."""
         ...

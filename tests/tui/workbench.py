@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from frogdesk.engine.types import BackendInfo
 from frogdesk.leaf.events import LoopEvent, RunFinished, ToolFinished, ToolStarted
@@ -67,6 +68,8 @@ class ReplayWorkbench:
     )
     level: str = "bwrap"
     tasks: list[str] = field(default_factory=list)
+    discarded: list[str] = field(default_factory=list)
+    sent_back: list[str] = field(default_factory=list)
 
     def backend_info(self) -> BackendInfo:
         return self.info
@@ -90,4 +93,11 @@ class ReplayWorkbench:
         return [SessionSummary(self.session.record, self.session.changed)]
 
     def discard(self, session_id: str) -> None:
-        pass
+        self.discarded.append(session_id)
+
+    def session_dir(self, session_id: str) -> Path:
+        return Path("/nonexistent") / session_id
+
+    def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> ReplaySession:
+        self.sent_back.append(comment)
+        return self.session

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import Future
+from pathlib import Path
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -15,7 +16,7 @@ from frogdesk.config import Settings
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage, ToolFinished
 from frogdesk.tui.bindings import session_bindings
-from frogdesk.tui.messages import ChangedFiles, RunEnded, SessionOpened, WorkFailed
+from frogdesk.tui.messages import ChangedFiles, QuantSwitched, RunEnded, SessionOpened, WorkFailed
 from frogdesk.tui.ports import AgentSession, Workbench
 from frogdesk.tui.screens.modals import ApproveCommandScreen, StopAnswer, StopChoiceScreen
 from frogdesk.tui.stream import EventBuffer
@@ -90,6 +91,10 @@ class SessionScreen(Screen[None]):
     async def submit_prompt(self, event: Input.Submitted) -> None:
         """Start a session with the task, or send more guidance to the stopped one."""
         text = event.value.strip()
+        if not text and self.session is not None and not self.running:
+            await self.conversation.add_notice("Continuing.")
+            self.start("")
+            return
         if not text or self.running:
             if self.running:
                 self.notify("The model is working; Escape stops it first.", severity="warning")
@@ -119,11 +124,23 @@ class SessionScreen(Screen[None]):
             return
         self.post_message(SessionOpened(session, task))
 
-    def on_session_opened(self, message: SessionOpened) -> None:
-        """Run the task on the new session."""
+    async def on_session_opened(self, message: SessionOpened) -> None:
+        """Run the prompt on the new (or reopened) session."""
         self.session = message.session
-        if message.prompt:
+        if message.run:
+            self.running = True
             self._run(message.session, message.prompt)
+            return
+        self.running = False
+        record = message.session.record
+        self.status.update_info(
+            state="resumed", step=record.n_steps, changed_files=message.session.changed_files()
+        )
+        await self.conversation.add_notice(
+            f"Resumed session {record.id}: {record.task}\nEnter on an empty prompt continues; "
+            "or type more guidance.",
+        )
+        self.query_one(PromptInput).focus()
 
     @work(thread=True, name="agent-run", exit_on_error=False)
     def _run(self, session: AgentSession, prompt: str) -> None:
@@ -245,6 +262,109 @@ class SessionScreen(Screen[None]):
                 self.app.call_from_thread(self._drop_approval)
                 return False
         return answer.result()
+
+    # -- other screens -------------------------------------------------------------
+
+    def action_review(self) -> None:
+        """Review the session's changes."""
+        from frogdesk.tui.screens.review import ReviewOutcome, ReviewScreen
+
+        if self.session is None or self.running:
+            self.notify("Nothing to review yet, or the model is still working.", severity="warning")
+            return
+        session = self.session
+
+        def done(outcome: ReviewOutcome | None) -> None:
+            if outcome is not None and outcome[0] == "send_back":
+                self.running = True
+                self.status.update_info(state="sending back")
+                self._send_back(session.record.id, outcome[1])
+
+        record = session.record
+        screen = ReviewScreen(record, self.workbench.session_dir(record.id), self.syntax_style)
+        self.app.push_screen(screen, done)
+
+    @work(thread=True, name="send-back", exit_on_error=False)
+    def _send_back(self, session_id: str, comment: str) -> None:
+        try:
+            session = self.workbench.send_back(session_id, comment, self.approve)
+        except Exception as exc:
+            self.post_message(WorkFailed("sending the review back", f"{type(exc).__name__}: {exc}"))
+            return
+        self.cancel = threading.Event()
+        self.post_message(SessionOpened(session, ""))
+
+    def action_sessions(self) -> None:
+        """List this repository's sessions to resume or discard."""
+        from frogdesk.tui.screens.sessions import SessionsScreen
+
+        if self.running:
+            self.notify("Stop the model first (Escape).", severity="warning")
+            return
+
+        def chosen(session_id: str | None) -> None:
+            if session_id:
+                self.resume(session_id)
+
+        self.app.push_screen(SessionsScreen(self.workbench), chosen)
+
+    def resume(self, session_id: str) -> None:
+        """Reopen a stored session in a worker."""
+        self.status.update_info(state="opening")
+        self._resume(session_id)
+
+    @work(thread=True, name="resume-session", exit_on_error=False)
+    def _resume(self, session_id: str) -> None:
+        try:
+            session = self.workbench.resume(session_id, self.approve)
+        except Exception as exc:
+            self.post_message(WorkFailed("resuming the session", f"{type(exc).__name__}: {exc}"))
+            return
+        self.post_message(SessionOpened(session, "", run=False))
+
+    def action_switch_quant(self) -> None:
+        """Move the session to another model on disk, after announcing the cost."""
+        from frogdesk.tui.screens.quant import QuantSwitchScreen
+
+        if self.running:
+            self.notify("Stop the model first (Escape).", severity="warning")
+            return
+        if not hasattr(self.workbench, "switch_backend"):
+            self.notify("This backend has no quants to switch.", severity="warning")
+            return
+
+        def chosen(path: Path | None) -> None:
+            if path is not None:
+                self.status.update_info(state=f"loading {path.name}")
+                self._switch(path)
+
+        self.app.push_screen(
+            QuantSwitchScreen(self.settings, self.status.info.context_used), chosen
+        )
+
+    @work(thread=True, name="switch-quant", exit_on_error=False)
+    def _switch(self, path: Path) -> None:
+        from frogdesk.engine.backends import make_backend
+
+        try:
+            backend = make_backend(self.settings, model_path=path)
+        except Exception as exc:
+            self.post_message(WorkFailed(f"loading {path.name}", f"{type(exc).__name__}: {exc}"))
+            return
+        previous = self.workbench.switch_backend(backend)  # type: ignore[attr-defined]
+        if previous is not None and previous is not backend:
+            previous.close()
+        self.post_message(QuantSwitched(backend.info))
+
+    async def on_quant_switched(self, message: QuantSwitched) -> None:
+        """Show the new model; the conversation stays."""
+        info = message.info
+        self.status.update_info(
+            model=info.model, quant=info.quant, device=info.device, state="ready"
+        )
+        await self.conversation.add_notice(
+            f"Switched to {info.model} {info.quant}; the next run re-reads the conversation."
+        )
 
     def _drop_approval(self) -> None:
         if isinstance(self.app.screen, ApproveCommandScreen):

@@ -1,0 +1,365 @@
+"""The review screen: files with stats, hunks to approve, reject or edit, apply, undo, send back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, Footer, Input, Label, OptionList, Static, TextArea
+from textual.widgets.option_list import Option
+
+from frogdesk.review.decisions import HunkDecisions, load_decisions, save_decisions
+from frogdesk.review.model import SessionDiff
+from frogdesk.sessions.record import SessionRecord
+from frogdesk.tui.bindings import review_bindings
+from frogdesk.tui.widgets.hunk_view import HunkView
+
+ReviewOutcome = tuple[Literal["closed", "send_back"], str]
+"""How the review ended: closed, or sent back to the model with a comment."""
+
+
+@dataclass
+class DiffLoaded(Message):
+    """The session's diff and stored decisions, computed by a worker."""
+
+    diff: SessionDiff
+    decisions: HunkDecisions
+
+
+@dataclass
+class ReviewDone(Message):
+    """An apply or undo finished; `conflicts` maps hunk id -> reason."""
+
+    report: str
+    ok: bool
+    conflicts: dict[str, str]
+
+
+class EditHunkScreen(ModalScreen[str | None]):
+    """Edit a hunk's new side; Ctrl+S keeps it (and approves the hunk), Escape drops it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        ("ctrl+s", "save", "Keep edit"),
+        ("escape", "drop", "Cancel"),
+    ]
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+    def on_mount(self) -> None:
+        """Edit straight away."""
+        self.query_one(TextArea).focus()
+
+    def compose(self) -> ComposeResult:
+        """A text area with the new side."""
+        with VerticalScroll(classes="dialog"):
+            yield Label(
+                "Edit the new side of this hunk (Ctrl+S keeps it, Escape cancels)",
+                classes="dialog-title",
+            )
+            yield TextArea(self.text, id="hunk-edit")
+
+    def action_save(self) -> None:
+        """Keep the edit."""
+        self.dismiss(self.query_one(TextArea).text)
+
+    def action_drop(self) -> None:
+        """Drop the edit."""
+        self.dismiss(None)
+
+
+class CommentScreen(ModalScreen[str | None]):
+    """A comment for the model when sending the review back."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [("escape", "drop", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        """A one-line comment field."""
+        with VerticalScroll(classes="dialog"):
+            yield Label(
+                "Send back to the model: rejected hunks are reverted and explained.",
+                classes="dialog-title",
+            )
+            yield Input(placeholder="comment for the model (Enter sends)", id="comment")
+            yield Button("Send", id="send", variant="primary")
+
+    def on_mount(self) -> None:
+        """Type straight away."""
+        self.query_one(Input).focus()
+
+    @on(Input.Submitted)
+    @on(Button.Pressed)
+    def _send(self) -> None:
+        self.dismiss(self.query_one(Input).value)
+
+    def action_drop(self) -> None:
+        """Cancel."""
+        self.dismiss(None)
+
+
+class ReviewScreen(Screen[ReviewOutcome]):
+    """Reviews one session's worktree diff against its base snapshot."""
+
+    BINDINGS: ClassVar[list[BindingType]] = review_bindings()
+
+    def __init__(self, record: SessionRecord, session_dir: Path, syntax_style: str) -> None:
+        super().__init__()
+        self.record = record
+        self.session_dir = session_dir
+        self.syntax_style = syntax_style
+        self.diff: SessionDiff | None = None
+        self.decisions = HunkDecisions()
+        self.views: list[HunkView] = []
+        self.selected = 0
+        self.split = False
+        self.busy = False
+        self.last_report = ""
+
+    def compose(self) -> ComposeResult:
+        """Files on the left, hunks on the right, a summary line."""
+        with Horizontal():
+            yield OptionList(id="review-files")
+            yield VerticalScroll(id="review-hunks")
+        yield Static("Computing the diff…", id="review-summary", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Compute the diff in a worker."""
+        self._load()
+
+    @work(thread=True, name="review-diff", exit_on_error=False)
+    def _load(self) -> None:
+        from frogdesk.review.diff import compute_diff
+
+        try:
+            diff = compute_diff(Path(self.record.worktree), self.record.base_commit)
+            decisions = load_decisions(self.session_dir)
+        except Exception as exc:
+            self.post_message(
+                ReviewDone(f"Could not compute the diff: {type(exc).__name__}: {exc}", False, {})
+            )
+            return
+        self.post_message(DiffLoaded(diff, decisions))
+
+    async def on_diff_loaded(self, message: DiffLoaded) -> None:
+        """Show files and hunks."""
+        self.diff = message.diff
+        self.decisions = message.decisions
+        files = self.query_one(OptionList)
+        files.clear_options()
+        hunks = self.query_one("#review-hunks", VerticalScroll)
+        await hunks.remove_children()
+        self.views = []
+        for change in message.diff.files:
+            added = sum(h.added for h in change.hunks)
+            removed = sum(h.removed for h in change.hunks)
+            files.add_option(
+                Option(
+                    f"{change.status[:1].upper()} {change.path}  +{added} -{removed}",
+                    id=change.path,
+                )
+            )
+            for hunk in change.hunks:
+                view = HunkView(change, hunk, self.syntax_style)
+                view.decision = self.decisions.decision(hunk.id)
+                view.edited = hunk.id in self.decisions.edits
+                view.split = self.split
+                self.views.append(view)
+        await hunks.mount_all(self.views)
+        self.selected = 0
+        self._select(0)
+        self._summary()
+
+    # -- selection and decisions ------------------------------------------------
+
+    @property
+    def current(self) -> HunkView | None:
+        """The selected hunk."""
+        return self.views[self.selected] if self.views else None
+
+    def _select(self, index: int) -> None:
+        if not self.views:
+            return
+        self.selected = max(0, min(index, len(self.views) - 1))
+        for i, view in enumerate(self.views):
+            view.set_class(i == self.selected, "-selected")
+        self.views[self.selected].scroll_visible(animate=False)
+
+    def _summary(self, extra: str = "") -> None:
+        if self.diff is None:
+            return
+        ids = self.diff.hunk_ids()
+        counts = {
+            d: sum(1 for h in ids if self.decisions.decision(h) == d)
+            for d in ("approved", "rejected", "pending")
+        }
+        text = (
+            f"{len(self.diff.files)} files, {len(ids)} hunks: {counts['approved']} approved, "
+            f"{counts['rejected']} rejected, {counts['pending']} pending"
+        )
+        self.query_one("#review-summary", Static).update(f"{text}   {extra}".rstrip())
+
+    def _decide(self, views: list[HunkView], decision: Literal["approved", "rejected"]) -> None:
+        self.decisions.decide([v.hunk.id for v in views], decision)
+        for view in views:
+            view.decision = decision
+            view.conflict = ""
+            view.refresh_view()
+        save_decisions(self.session_dir, self.decisions)
+        self._summary()
+
+    def action_next_hunk(self) -> None:
+        """Select the next hunk."""
+        self._select(self.selected + 1)
+
+    def action_previous_hunk(self) -> None:
+        """Select the previous hunk."""
+        self._select(self.selected - 1)
+
+    def action_approve_hunk(self) -> None:
+        """Approve the selected hunk and move on."""
+        if self.current is not None:
+            self._decide([self.current], "approved")
+            self._select(self.selected + 1)
+
+    def action_reject_hunk(self) -> None:
+        """Reject the selected hunk and move on."""
+        if self.current is not None:
+            self._decide([self.current], "rejected")
+            self._select(self.selected + 1)
+
+    def _file_views(self) -> list[HunkView]:
+        current = self.current
+        return [
+            v for v in self.views if current is not None and v.change.path == current.change.path
+        ]
+
+    def action_approve_file(self) -> None:
+        """Approve every hunk of the selected hunk's file."""
+        self._decide(self._file_views(), "approved")
+
+    def action_reject_file(self) -> None:
+        """Reject every hunk of the selected hunk's file."""
+        self._decide(self._file_views(), "rejected")
+
+    @on(OptionList.OptionSelected)
+    def _jump(self, event: OptionList.OptionSelected) -> None:
+        for index, view in enumerate(self.views):
+            if view.change.path == event.option.id:
+                self._select(index)
+                return
+
+    def action_toggle_layout(self) -> None:
+        """Switch between unified and side-by-side hunks."""
+        self.split = not self.split
+        for view in self.views:
+            view.split = self.split
+            view.refresh_view()
+
+    def action_edit_hunk(self) -> None:
+        """Edit the new side of the selected text hunk."""
+        view = self.current
+        if view is None or view.hunk.kind != "text" or self.diff is None:
+            self.notify("Only line hunks can be edited.", severity="warning")
+            return
+        start = self.decisions.edits.get(view.hunk.id)
+        if start is None:
+            start = b"".join(view.hunk.new_lines).decode("utf-8", "replace")
+
+        def keep(text: str | None) -> None:
+            if text is None or self.diff is None:
+                return
+            self.decisions.edit(self.diff, view.hunk.id, text)
+            save_decisions(self.session_dir, self.decisions)
+            view.decision, view.edited, view.conflict = "approved", True, ""
+            view.refresh_view()
+            self._summary()
+
+        self.app.push_screen(EditHunkScreen(start), keep)
+
+    # -- apply, undo, send back ------------------------------------------------------
+
+    def action_apply(self) -> None:
+        """Apply the approved hunks to the repository (all or nothing; conflicts shown inline)."""
+        if self.diff is None or self.busy:
+            return
+        approved = sorted(self.decisions.ids(self.diff, "approved"))
+        if not approved:
+            self.notify("Approve at least one hunk first (a).", severity="warning")
+            return
+        self.busy = True
+        self._summary("applying…")
+        self._apply(self.diff, approved)
+
+    @work(thread=True, name="review-apply", exit_on_error=False)
+    def _apply(self, diff: SessionDiff, approved: list[str]) -> None:
+        from frogdesk.review.apply import apply_hunks
+
+        try:
+            result = apply_hunks(
+                Path(self.record.repo),
+                Path(self.record.worktree),
+                diff,
+                approved,
+                edits=self.decisions.edited_lines(diff),
+                session_dir=self.session_dir,
+                session_id=self.record.id,
+            )
+        except Exception as exc:
+            self.post_message(ReviewDone(f"Apply failed: {type(exc).__name__}: {exc}", False, {}))
+            return
+        conflicts = {hunk_id: c.reason for c in result.conflicts for hunk_id in c.hunk_ids}
+        self.post_message(ReviewDone(result.report(), result.applied, conflicts))
+
+    def action_undo(self) -> None:
+        """Undo this session's last apply."""
+        if not self.busy:
+            self.busy = True
+            self._undo()
+
+    @work(thread=True, name="review-undo", exit_on_error=False)
+    def _undo(self) -> None:
+        from frogdesk.review.undo import latest_record, undo_apply
+
+        found = latest_record(self.session_dir.parent, self.record.id)
+        if found is None:
+            self.post_message(ReviewDone("Nothing to undo.", False, {}))
+            return
+        try:
+            result = undo_apply(*found)
+        except Exception as exc:
+            self.post_message(ReviewDone(f"Undo failed: {type(exc).__name__}: {exc}", False, {}))
+            return
+        self.post_message(ReviewDone(result.report(), result.ok, {}))
+
+    def on_review_done(self, message: ReviewDone) -> None:
+        """Show the report; mark conflicting hunks inline."""
+        self.busy = False
+        self.last_report = message.report
+        for view in self.views:
+            view.conflict = message.conflicts.get(view.hunk.id, "")
+            view.refresh_view()
+        first_line = message.report.splitlines()[0] if message.report else ""
+        self._summary(first_line)
+        self.notify(message.report, severity="information" if message.ok else "error", timeout=8)
+
+    def action_send_back(self) -> None:
+        """Send the review back to the model with a comment."""
+
+        def send(comment: str | None) -> None:
+            if comment is not None:
+                self.dismiss(("send_back", comment))
+
+        self.app.push_screen(CommentScreen(), send)
+
+    def action_close(self) -> None:
+        """Back to the session."""
+        self.dismiss(("closed", ""))

@@ -1,0 +1,120 @@
+"""The sessions of this repository: resume one, or discard it with its worktree."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Label
+
+from frogdesk.tui.ports import SessionSummary, Workbench
+from frogdesk.tui.screens.modals import ConfirmScreen
+
+
+@dataclass
+class SessionsListed(Message):
+    """The stored sessions, read by a worker."""
+
+    sessions: list[SessionSummary]
+
+
+class SessionsScreen(Screen[str | None]):
+    """Lists sessions newest first; Enter resumes (dismisses with its id), d discards."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "resume", "Resume", id="sessions_resume"),
+        Binding("d", "discard", "Discard", id="sessions_discard"),
+        Binding("escape", "close", "Back", id="sessions_close"),
+    ]
+
+    def __init__(self, workbench: Workbench) -> None:
+        super().__init__()
+        self.workbench = workbench
+        self.summaries: list[SessionSummary] = []
+
+    def compose(self) -> ComposeResult:
+        """A title and the table."""
+        with Vertical(id="picker"):
+            yield Label("Sessions in this repository", id="picker-title")
+            yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Read the sessions in a worker."""
+        self.query_one(DataTable).add_columns("id", "status", "task", "steps", "changed", "started")
+        self._read()
+
+    @work(thread=True, name="list-sessions", exit_on_error=False)
+    def _read(self) -> None:
+        self.post_message(SessionsListed(list(self.workbench.sessions())))
+
+    def on_sessions_listed(self, message: SessionsListed) -> None:
+        """Fill the table."""
+        from frogdesk.sessions.runner import shown_status
+
+        self.summaries = message.sessions
+        table = self.query_one(DataTable)
+        table.clear()
+        for summary in message.sessions:
+            record = summary.record
+            started = datetime.datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
+            task = record.task if len(record.task) <= 50 else record.task[:49] + "…"
+            table.add_row(
+                record.id,
+                shown_status(record),
+                task,
+                str(record.n_steps),
+                str(summary.changed_files),
+                started,
+                key=record.id,
+            )
+        table.focus()
+
+    def _chosen(self) -> SessionSummary | None:
+        table = self.query_one(DataTable)
+        if not self.summaries or not 0 <= table.cursor_row < len(self.summaries):
+            return None
+        return self.summaries[table.cursor_row]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row resumes it."""
+        self.action_resume()
+
+    def action_resume(self) -> None:
+        """Resume the highlighted session."""
+        chosen = self._chosen()
+        if chosen is None:
+            return
+        if chosen.record.status == "discarded":
+            self.notify("That session was discarded; its worktree is gone.", severity="warning")
+            return
+        self.dismiss(chosen.record.id)
+
+    def action_discard(self) -> None:
+        """Discard the highlighted session after confirmation."""
+        chosen = self._chosen()
+        if chosen is None or chosen.record.status == "discarded":
+            return
+        question = f"Discard session {chosen.record.id} and remove its worktree ({chosen.changed_files} files changed)?"
+
+        def answer(yes: bool | None) -> None:
+            if yes:
+                self._discard(chosen.record.id)
+
+        self.app.push_screen(ConfirmScreen(question), answer)
+
+    @work(thread=True, name="discard-session", exit_on_error=False)
+    def _discard(self, session_id: str) -> None:
+        self.workbench.discard(session_id)
+        self.post_message(SessionsListed(list(self.workbench.sessions())))
+
+    def action_close(self) -> None:
+        """Back without resuming."""
+        self.dismiss(None)
