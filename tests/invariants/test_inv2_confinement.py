@@ -141,19 +141,7 @@ def test_glob_lists_links_leading_out_without_entering_them(workdir: Path) -> No
     assert observation == "No files matched." or REFUSED in observation, observation
 
 
-LANDLOCK_TOOL_BUG = (
-    "`frogdesk tool --workdir` swaps the shell's policy after LandlockShell computed its "
-    "write set, so at the landlock level nothing in the workdir is writable"
-)
-
-
-@pytest.mark.parametrize(
-    "level",
-    [
-        "bwrap",
-        pytest.param("landlock", marks=pytest.mark.xfail(strict=True, reason=LANDLOCK_TOOL_BUG)),
-    ],
-)
+@pytest.mark.parametrize("level", ["bwrap", "landlock"])
 def test_bash_cannot_write_outside(
     workdir: Path, outside: Path, level: str, sandbox_level: str
 ) -> None:
