@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,7 @@ def test_trajectory_and_transcript_hold_only_leaf_strings(
     # The user is told: the loop, the sandbox level, and (here) that FrogDesk runs as root.
     assert "stuck in a loop" in done.stderr
     assert f"sandbox: {sandbox_level}" in done.stderr
+    assert ("running as root" in done.stderr) == (os.geteuid() == 0)
     messages = traj["messages"]
     assert isinstance(messages, list)
     assert messages[0] == {"role": "system", "content": LEAF_SYSTEM}
