@@ -88,6 +88,11 @@ def test_sigkill_mid_command_then_review_and_resume(tmp_path: Path, sandbox_leve
     assert (worktree / "new.txt").read_text(encoding="utf-8") == "written before the crash\n"
     assert (worktree / "partial.txt").read_text(encoding="utf-8") == "partial\n"
     assert changed_paths(before, repo_state(repo)) == set()
+    # A crash in the middle of a write leaves a torn last line: it is dropped, never fatal.
+    transcript_file = store.session_dir(record.id) / "transcript.jsonl"
+    with open(transcript_file, "ab") as handle:
+        handle.write(b'{"kind": "step", "step": {"step": 1, "assis')
+    assert store.read_transcript(record.id).dropped_tail
 
     listed = frogdesk("sessions", "list", "--json")
     assert listed.returncode == 0, listed.stderr
@@ -114,6 +119,7 @@ def test_sigkill_mid_command_then_review_and_resume(tmp_path: Path, sandbox_leve
     assert changed_paths(before, repo_state(repo)) == set()
     transcript = store.read_transcript(record.id)
     assert [s.step for s in transcript.steps] == [0, 1, 2, 3] and transcript.ended_with_answer()
+    assert not transcript.dropped_tail
 
     # Finished, it stays until discarded; discarding removes the worktree, not the transcript.
     assert worktree.is_dir()
