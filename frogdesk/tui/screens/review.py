@@ -125,7 +125,7 @@ class ReviewScreen(Screen[ReviewOutcome]):
 
     def compose(self) -> ComposeResult:
         """Files on the left, hunks on the right, a summary line."""
-        with Horizontal():
+        with Horizontal(id="review-body"):
             yield OptionList(id="review-files")
             yield VerticalScroll(id="review-hunks")
         yield Static("Computing the diff…", id="review-summary", markup=False)

@@ -82,9 +82,17 @@ class ModelSetupScreen(Screen[None]):
     ]
 
     def __init__(
-        self, settings: Settings, repo: Path, *, endpoint: str = "", model_path: Path | None = None
+        self,
+        settings: Settings,
+        repo: Path,
+        *,
+        endpoint: str = "",
+        model_path: Path | None = None,
+        listed: ListingReady | None = None,
     ) -> None:
         super().__init__()
+        self.listed = listed
+        """A listing already made (demos, screenshots): shown instead of asking the Hub."""
         self.settings = settings
         self.repo = repo
         self.endpoint = endpoint
@@ -115,6 +123,8 @@ class ModelSetupScreen(Screen[None]):
         self.set_interval(1 / 10, self._show_progress)
         if self.model_path is not None:
             self.post_message(ModelReady(self.model_path))
+        elif self.listed is not None:
+            self.post_message(self.listed)
         else:
             self._list()
 
