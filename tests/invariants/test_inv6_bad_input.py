@@ -269,3 +269,23 @@ def test_task_that_is_not_utf8_is_handled(tmp_path: Path) -> None:
     worktrees = {p.name for p in AppPaths.default().worktrees_dir.glob("*") if p.is_dir()}
     # Either a session the user can see (and discard), or nothing left behind.
     assert worktrees <= {r.id for r in store.list()}
+
+
+FIFO_BUG = (
+    "Read, Edit and Write open a FIFO in the workdir (one `mkfifo` away for the model) "
+    "and block forever; the loop hangs with no observation"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=FIFO_BUG, raises=subprocess.TimeoutExpired)
+def test_reading_a_fifo_is_an_observation_not_a_hang(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    os.mkfifo(work / "pipe")
+    done = subprocess.run(
+        [sys.executable, "-m", "frogdesk", "tool", "--workdir", str(work)],
+        input=json.dumps({"tool": "Read", "args": {"file_path": "pipe"}}),
+        capture_output=True, text=True, timeout=20, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stdout.split(":", 1)[0].endswith("Error"), done.stdout
