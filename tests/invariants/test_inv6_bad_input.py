@@ -240,7 +240,7 @@ def test_model_that_does_not_fit_in_memory_is_a_clear_message(
     done = subprocess.run(
         [sys.executable, "-m", "frogdesk", "run", "task", "--repo", str(repo), "--backend",
          "llama", "--model", str(smollm2_gguf), "--max-steps", "1"],
-        capture_output=True, text=True, timeout=40, check=False, preexec_fn=limit,
+        capture_output=True, text=True, timeout=25, check=False, preexec_fn=limit,
     )  # fmt: skip
     assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
     assert "memory" in done.stderr.lower(), done.stderr
