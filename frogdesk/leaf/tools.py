@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -81,6 +83,54 @@ def _writable(workdir: Path, raw: str) -> ResolvedPath:
     return target
 
 
+def _not_regular(target: ResolvedPath) -> ValueError:
+    return ValueError(f"{target.display} is not a regular file")
+
+
+def _check_kind(target: ResolvedPath, mode: int) -> None:
+    """Refuse what is not a regular file; directories keep open()'s IsADirectoryError."""
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target.path))
+    if not stat.S_ISREG(mode):
+        raise _not_regular(target)
+
+
+def _open_regular(target: ResolvedPath, flags: int) -> int:
+    """Open a regular file without ever blocking: stat first, O_NONBLOCK for races.
+
+    A FIFO, socket or device in the workdir (one `mkfifo` away for the model) would make
+    a plain open() or read() wait forever; such paths are refused before they are opened,
+    and a path swapped for one in between is refused after opening, by its descriptor.
+    """
+    try:
+        _check_kind(target, os.stat(target.path).st_mode)
+    except FileNotFoundError:
+        if not flags & os.O_CREAT:
+            raise
+    fd = os.open(target.path, flags | os.O_NONBLOCK | os.O_NOCTTY, 0o666)
+    try:
+        _check_kind(target, os.fstat(fd).st_mode)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_regular(target: ResolvedPath) -> bytes:
+    """The whole content of a regular file inside the workdir."""
+    with open(_open_regular(target, os.O_RDONLY), "rb") as handle:
+        return handle.read()
+
+
+def write_regular(target: ResolvedPath, text: str) -> None:
+    """Replace (or create) a regular file's content with `text` as UTF-8, newlines as given."""
+    fd = _open_regular(target, os.O_WRONLY | os.O_CREAT)
+    with open(fd, "w", encoding="utf-8", newline="") as handle:
+        os.ftruncate(fd, 0)
+        handle.write(text)
+
+
 class ShellMissingError(RuntimeError):
     """Bash was called but the runner was built without a shell."""
 
@@ -95,8 +145,7 @@ class LeafTools:
     def read(self, args: Mapping[str, Any]) -> str:
         """Read: the displayed path, then `N. text` lines; binary files are refused."""
         target = resolve(self.workdir, _file_path(args))
-        with open(target.path, "rb") as handle:
-            data = handle.read()
+        data = read_regular(target)
         if b"\x00" in data[:BINARY_SNIFF]:
             raise ValueError(f"{target.display} is a binary file; Read only shows text files")
         lines = data.decode("utf-8", errors="replace").splitlines()
@@ -116,8 +165,7 @@ class LeafTools:
         target = _writable(self.workdir, _file_path(args))
         content = _required(args, "content")
         target.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(target.path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
+        write_regular(target, content)
         return f"Wrote {target.display} ({len(content)} bytes)."
 
     def edit(self, args: Mapping[str, Any]) -> str:
@@ -130,8 +178,7 @@ class LeafTools:
         if new is None:
             raise ValueError("new_string is required")
         replace_all = as_bool(args.get("replace_all", False))
-        with open(target.path, encoding="utf-8", newline="") as handle:
-            text = handle.read()
+        text = read_regular(target).decode("utf-8")
         count = text.count(old)
         if count == 0:
             raise ValueError("old_string was not found")
@@ -141,8 +188,7 @@ class LeafTools:
             )
         replaced = count if replace_all else 1
         text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-        with open(target.path, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        write_regular(target, text)
         noun = "replacement" if replaced == 1 else "replacements"
         return f"Edited {target.display} ({replaced} {noun})."
 

@@ -277,7 +277,6 @@ FIFO_BUG = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=FIFO_BUG, raises=subprocess.TimeoutExpired)
 def test_reading_a_fifo_is_an_observation_not_a_hang(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
