@@ -169,14 +169,43 @@ def _parse_env(key: str, raw: str, tp: Any, source: str) -> Any:
     return raw
 
 
+CHOICES: dict[str, tuple[str, ...]] = {
+    "backend": ("llama", "openai", "script"),
+    "sandbox": ("auto", "bwrap", "landlock", "none"),
+    "kv_cache_type": ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl"),
+}
+"""Options that take one of a few words."""
+MINIMUM: dict[str, float] = {
+    "threads": 0,
+    "gpu_layers": -1,
+    "context_size": 0,
+    "max_steps": 1,
+    "max_context_tokens": 512,
+    "max_tokens_per_turn": 1,
+    "max_time": 0,
+    "temperature": 0,
+    "seed": -1,
+}
+"""Smallest sensible value of each numeric option."""
+
+
+def _check_value(key: str, value: Any, source: str) -> None:
+    if key in CHOICES and value not in CHOICES[key]:
+        allowed = ", ".join(CHOICES[key])
+        raise ConfigError(f"{source}: '{key}' must be one of {allowed}, got {value!r}")
+    if key in MINIMUM and value < MINIMUM[key]:
+        raise ConfigError(f"{source}: '{key}' must be at least {MINIMUM[key]:g}, got {value!r}")
+
+
 def validate(data: Mapping[str, Any], source: str) -> dict[str, Any]:
-    """Check keys and types of a mapping of options; return the coerced values."""
+    """Check keys, types and values of a mapping of options; return the coerced values."""
     types_by_key = _field_types()
     out: dict[str, Any] = {}
     for key, value in data.items():
         if key not in types_by_key:
             raise ConfigError(f"{source}: unknown key '{key}'")
         out[key] = _check_type(key, value, types_by_key[key], source)
+        _check_value(key, out[key], source)
     return out
 
 
@@ -206,6 +235,7 @@ def read_env(environ: Mapping[str, str]) -> dict[str, Any]:
         if key not in types_by_key:
             continue  # other FROGDESK_* variables (paths, test switches) are not settings
         out[key] = _parse_env(key, raw, types_by_key[key], f"environment {name}")
+        _check_value(key, out[key], f"environment {name}")
     return out
 
 

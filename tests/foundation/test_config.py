@@ -52,6 +52,10 @@ def test_missing_file_gives_defaults(tmp_path: Path) -> None:
         ("flash_attn = 1\n", "'flash_attn' must be a boolean"),
         ("aliases = 3\n", "'aliases' must be a table of strings"),
         ("max_steps = \n", "invalid TOML"),
+        ("temperature = -3\n", "'temperature' must be at least 0"),
+        ("max_steps = 0\n", "'max_steps' must be at least 1"),
+        ('sandbox = "docker"\n', "'sandbox' must be one of auto, bwrap, landlock, none"),
+        ('kv_cache_type = "q3"\n', "'kv_cache_type' must be one of"),
     ],
 )
 def test_bad_file_names_file_and_key(tmp_path: Path, text: str, fragment: str) -> None:
@@ -68,6 +72,13 @@ def test_bad_file_names_file_and_key(tmp_path: Path, text: str, fragment: str) -
 def test_bad_environment_value_names_the_variable(tmp_path: Path) -> None:
     with pytest.raises(config.ConfigError, match="FROGDESK_MAX_STEPS"):
         config.load(tmp_path / "c.toml", environ={"FROGDESK_MAX_STEPS": "lots"})
+    with pytest.raises(config.ConfigError, match=r"FROGDESK_SANDBOX.*one of"):
+        config.load(tmp_path / "c.toml", environ={"FROGDESK_SANDBOX": "off"})
+
+
+def test_flags_are_checked_too(tmp_path: Path) -> None:
+    with pytest.raises(config.ConfigError, match="flag: 'temperature' must be at least 0"):
+        config.load(tmp_path / "c.toml", environ={}, overrides={"temperature": -1.0})
 
 
 def test_save_option_keeps_comments(tmp_path: Path) -> None:
