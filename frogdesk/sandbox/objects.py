@@ -106,7 +106,9 @@ def _copy_verified(fd: int, out: int, oid: str, algorithm: str) -> str | None:
     header = b""
     length = 0
     while chunk := os.read(fd, _CHUNK):
-        os.write(out, chunk)
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(out, view) :]
         try:
             data = inflate.decompress(chunk)
         except zlib.error as exc:
