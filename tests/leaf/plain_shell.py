@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import threading
 from pathlib import Path
 
@@ -15,6 +16,9 @@ class PlainShell:
 
     def __init__(self) -> None:
         self.commands: list[str] = []
+        # A clean HOME: a login shell must not run this machine's dotfiles (pyenv's rehash
+        # lock, left behind by a killed shell, would stall every later test).
+        self.home = Path(tempfile.mkdtemp(prefix="frogdesk-plain-home-"))
 
     @property
     def level(self) -> SandboxLevel:
@@ -27,7 +31,7 @@ class PlainShell:
         return run_process_tree(
             ["/bin/bash", "-lc", command],
             cwd=workdir,
-            env=dict(os.environ),
+            env={**os.environ, "HOME": str(self.home)},
             timeout=timeout,
             cancel=cancel,
         )
