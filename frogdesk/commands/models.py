@@ -19,6 +19,7 @@ from frogdesk.models.inspect import inspect_gguf
 from frogdesk.models.local import all_local, frogdesk_models, import_model
 from frogdesk.models.memory import largest_context, plan
 from frogdesk.models.pull import plan_pull, pull
+from frogdesk.models.quant_check_files import describe_result, latest_result
 from frogdesk.models.resolve import resolve_local
 from frogdesk.models.spec import parse_spec
 from frogdesk.models.system_memory import available_memory
@@ -62,8 +63,13 @@ def _show_warnings(
             )
 
 
-def _table(rows: list[CatalogRow]) -> str:
-    header = ("FILE", "QUANT", "BITS", "SIZE", "ON DISK", "FIT", "WARNINGS")
+def _measured(row: CatalogRow, data_dir: Path) -> dict[str, Any] | None:
+    """The latest quant-check result of a row's file (None: not measured, or not on disk)."""
+    return latest_result(data_dir, row.local_path) if row.local_path else None
+
+
+def _table(rows: list[CatalogRow], data_dir: Path) -> str:
+    header = ("FILE", "QUANT", "BITS", "SIZE", "ON DISK", "FIT", "WARNINGS", "DRIFT (quant check)")
     lines = [header]
     for row in rows:
         quant = ("i1-" if row.name.imatrix else "") + (row.name.quant or "?")
@@ -78,6 +84,7 @@ def _table(rows: list[CatalogRow]) -> str:
                 "yes" if row.local_path else "no",
                 row.fit,
                 ",".join(w.id for w in row.warnings) or "-",
+                describe_result(_measured(row, data_dir)),
             )
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
@@ -117,7 +124,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(
             json.dumps(
-                {"source": source, "context": context, "models": [r.to_dict() for r in rows]},
+                {
+                    "source": source,
+                    "context": context,
+                    "models": [
+                        {**r.to_dict(), "quant_check": _measured(r, paths.data_dir)} for r in rows
+                    ],
+                },
                 indent=2,
             )
         )
@@ -127,7 +140,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             "no models found" + ("" if args.repo else "; pull one with `frogdesk models pull SPEC`")
         )
         return 0
-    print(_table(rows))
+    print(_table(rows, paths.data_dir))
     note = f"\nfrom {source}; fit at {context:,} tokens of context (or the model's own maximum)"
     if any(r.fit.endswith("~") for r in rows):
         note += "; FIT~ is judged from the file size alone (pull any quant of the repo for its KV cache)"
