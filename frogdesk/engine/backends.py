@@ -44,12 +44,15 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaLaunch:
     """
     from frogdesk.models.errors import ModelError
     from frogdesk.models.inspect import inspect_gguf
-    from frogdesk.models.memory import largest_context, plan
+    from frogdesk.models.memory import CONTEXT_PAD, largest_context, plan
     from frogdesk.models.system_memory import available_memory
 
     threads = settings.threads if settings.threads > 0 else default_threads()
     n_ctx = settings.context_size
     gpu_layers = settings.gpu_layers
+    capped = _plan_under_cap(settings, model_path, threads)
+    if capped is not None:
+        return capped
     if n_ctx > 0 and gpu_layers >= 0:
         return LlamaLaunch(n_ctx, threads, gpu_layers)
     try:
@@ -67,15 +70,45 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaLaunch:
             ceiling=settings.max_context_tokens,
         )
         if n_ctx <= 0:
+            smallest = plan(info, CONTEXT_PAD, memory, settings.kv_cache_type, settings.flash_attn)
             raise BackendError(
-                f"{model_path.name} does not fit in the free memory even with a small context; "
-                "choose a smaller quant or free some memory"
+                f"not enough memory to load {model_path.name}: it needs about "
+                f"{smallest.estimate.total / 2**30:.2f} GiB, "
+                f"{memory.ram_free / 2**30:.2f} GiB free; "
+                "try a smaller quant or a smaller context, or free some memory"
             )
     if gpu_layers < 0:
         gpu_layers = plan(
             info, n_ctx, memory, settings.kv_cache_type, settings.flash_attn
         ).gpu_layers
     return LlamaLaunch(n_ctx, threads, gpu_layers)
+
+
+def _plan_under_cap(settings: Settings, model_path: Path, threads: int) -> LlamaLaunch | None:
+    """The launch under an address-space cap (RLIMIT_AS), from the GGUF header alone; None
+    when there is no cap. Raises BackendError when the model cannot fit under it.
+
+    The full GGUF reader is not used here: its own objects could reach the cap. Layers stay
+    on the CPU unless `gpu_layers` says otherwise.
+    """
+    from frogdesk.engine.llama_fit import DoesNotFitError, address_space_room, fit_under_cap
+
+    room = address_space_room()
+    if room is None:
+        return None
+    try:
+        fit = fit_under_cap(
+            model_path,
+            room,
+            n_ctx=settings.context_size,
+            n_threads=threads,
+            kv_type=settings.kv_cache_type,
+            flash_attn=settings.flash_attn,
+            ceiling=settings.max_context_tokens,
+        )
+    except DoesNotFitError as exc:
+        raise BackendError(str(exc)) from None
+    return LlamaLaunch(fit.n_ctx, threads, max(settings.gpu_layers, 0))
 
 
 def make_backend(
@@ -133,4 +166,9 @@ def make_backend(
             )
         except ModelError as exc:
             raise BackendError(str(exc)) from exc
+        except MemoryError:
+            raise BackendError(
+                f"not enough memory to load {model_path.name}; "
+                "try a smaller quant or a smaller context, or free some memory"
+            ) from None
     raise BackendError(f"unknown backend {kind!r}: choose llama, openai or script")

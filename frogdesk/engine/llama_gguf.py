@@ -46,6 +46,8 @@ class GgufHeader:
     expected_size: int = 0
     """Bytes the file must have to hold every tensor the header lists."""
     file_size: int = 0
+    arrays: dict[str, list[Any]] = field(default_factory=dict)
+    """Short numeric arrays in full (per-layer values such as head_count_kv)."""
 
     @property
     def architecture(self) -> str:
@@ -119,6 +121,22 @@ def _tensor_bytes(ggml_type: int, dims: list[int]) -> int:
     return n // block * size
 
 
+SHORT_ARRAY = 4096
+"""Numeric arrays up to this many items are kept whole in `GgufHeader.arrays`."""
+
+
+def _short_array(buf: mmap.mmap | bytes, start: int) -> list[Any] | None:
+    """The numeric array whose type code is at `start`, when it is short; else None."""
+    cur = _Cursor(buf)
+    cur.pos = start
+    if cur.u32() != _ARRAY:
+        return None
+    item, count = cur.u32(), cur.u64()
+    if item not in _SCALARS or count > SHORT_ARRAY:
+        return None
+    return [cur.scalar(item) for _ in range(count)]
+
+
 def _parse(buf: mmap.mmap | bytes, file_size: int) -> GgufHeader:
     cur = _Cursor(buf)
     if cur.take(4) != GGUF_MAGIC:
@@ -130,7 +148,11 @@ def _parse(buf: mmap.mmap | bytes, file_size: int) -> GgufHeader:
     header = GgufHeader(version=version, n_tensors=n_tensors, file_size=file_size)
     for _ in range(n_kv):
         key = cur.string()
+        start = cur.pos
         header.metadata[key] = cur.value(cur.u32())
+        short = _short_array(buf, start)
+        if short is not None:
+            header.arrays[key] = short
     end = 0
     for _ in range(n_tensors):
         cur.string()

@@ -225,7 +225,6 @@ HANG_UNDER_MEMORY_CAP = (
 
 @pytest.mark.llama
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=HANG_UNDER_MEMORY_CAP, raises=subprocess.TimeoutExpired)
 def test_model_that_does_not_fit_in_memory_is_a_clear_message(
     tmp_path: Path, smollm2_gguf: Path
 ) -> None:

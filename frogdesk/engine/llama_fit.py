@@ -1,0 +1,203 @@
+"""Whether a model fits in the address space this process may still map (RLIMIT_AS, `ulimit -v`).
+
+Under an address-space cap every mapping counts: the model file llama.cpp maps, its
+buffers, thread stacks, and the Python objects of any GGUF reader. When the cap is
+reached, CPython can spin forever unwinding a MemoryError, so the fit is checked here,
+from the GGUF header alone and before anything large is mapped.
+"""
+
+from __future__ import annotations
+
+import resource
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frogdesk.engine.llama_gguf import GgufHeader, check_loadable
+from frogdesk.models.inspect import GgufInfo
+from frogdesk.models.memory import CONTEXT_PAD, estimate
+
+BASE_RESERVE = 96 * 2**20
+"""Address space kept for Python, the sampler and llama.cpp's small allocations."""
+DEFAULT_STACK = 8 * 2**20
+"""Thread stack size assumed when RLIMIT_STACK is unlimited."""
+PROC_STATUS = Path("/proc/self/status")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A model that does not fit: bytes it needs against bytes left under the cap."""
+
+    name: str
+    needed: int
+    room: int
+
+    def message(self) -> str:
+        """One line for the user."""
+        return (
+            f"not enough memory to load {self.name}: it needs about "
+            f"{_size(self.needed)}, {_size(max(self.room, 0))} free "
+            "under this process's memory limit (ulimit -v); "
+            "try a smaller quant or a smaller context"
+        )
+
+
+class DoesNotFitError(Exception):
+    """The model cannot be loaded under the address-space cap; `shortfall` says by how much."""
+
+    def __init__(self, shortfall: Shortfall) -> None:
+        super().__init__(shortfall.message())
+        self.shortfall = shortfall
+
+
+def address_space_room(status: Path = PROC_STATUS) -> int | None:
+    """Bytes this process may still map under RLIMIT_AS, or None when there is no cap
+    (or the mapped size cannot be read)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    try:
+        lines = status.read_text(encoding="ascii", errors="replace").splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.startswith("VmSize:"):
+            return soft - int(line.split()[1]) * 1024
+    return None
+
+
+def reserve(n_threads: int) -> int:
+    """Address space beyond the model's own buffers: a base plus one stack per thread."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_STACK)
+    stack = DEFAULT_STACK if soft == resource.RLIM_INFINITY else max(soft, DEFAULT_STACK)
+    return BASE_RESERVE + (n_threads + 2) * stack
+
+
+def _int(value: Any, default: int = 0) -> int:
+    if isinstance(value, list):
+        return max((int(v) for v in value), default=default)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    return default
+
+
+def header_info(path: Path, header: GgufHeader) -> GgufInfo:
+    """The parts of `GgufInfo` the memory estimate needs, from the light header parse."""
+    arch = header.architecture
+    meta = header.metadata
+
+    def key(name: str) -> Any:
+        full = f"{arch}.{name}"
+        return header.arrays.get(full, meta.get(full))
+
+    block_count = _int(key("block_count"))
+    embedding = _int(key("embedding_length"))
+    head_count = _int(key("attention.head_count"))
+    kv_raw = key("attention.head_count_kv")
+    interval = _int(key("full_attention_interval"))
+    conv_kernel = _int(key("ssm.conv_kernel"))
+    nextn = _int(key("nextn_predict_layers"))
+    main_layers = block_count - nextn
+    if isinstance(kv_raw, list):
+        full_attention = sum(1 for v in kv_raw[:main_layers] if int(v) > 0)
+    elif interval > 0:
+        full_attention = sum(1 for i in range(main_layers) if (i + 1) % interval == 0)
+    elif conv_kernel > 0:
+        full_attention = 0
+    else:
+        full_attention = main_layers
+    head_dim = embedding // head_count if head_count else 0
+    vocab = _int(key("vocab_size")) or _int(meta.get("tokenizer.ggml.tokens"))
+    return GgufInfo(
+        path=path,
+        parts=(path,),
+        architecture=arch,
+        name=str(meta.get("general.name", "")),
+        file_type="",
+        parameters=0,
+        file_bytes=header.file_size,
+        tensor_bytes=max(header.expected_size - header.data_offset, 0),
+        context_length=_int(key("context_length")),
+        block_count=block_count,
+        embedding_length=embedding,
+        feed_forward_length=_int(key("feed_forward_length")),
+        vocab_size=vocab,
+        head_count=head_count,
+        head_count_kv=_int(kv_raw, head_count),
+        key_length=_int(key("attention.key_length"), head_dim),
+        value_length=_int(key("attention.value_length"), head_dim),
+        full_attention_layers=full_attention,
+        full_attention_interval=interval or 1,
+        recurrent_layers=(main_layers - full_attention) if conv_kernel > 0 else 0,
+        ssm_conv_kernel=conv_kernel,
+        ssm_inner_size=_int(key("ssm.inner_size")),
+        ssm_state_size=_int(key("ssm.state_size")),
+        ssm_group_count=_int(key("ssm.group_count")),
+        ssm_time_step_rank=_int(key("ssm.time_step_rank")),
+        nextn_layers=nextn,
+        chat_template="tokenizer.chat_template" in meta,
+        license="",
+        is_mmproj=False,
+        layer_bytes=(),
+    )
+
+
+@dataclass(frozen=True)
+class CapFit:
+    """How one model is loaded under an address-space cap."""
+
+    room: int
+    n_ctx: int
+    needed: int
+
+
+def fit_under_cap(
+    path: Path,
+    room: int,
+    *,
+    n_ctx: int,
+    n_threads: int,
+    kv_type: str = "f16",
+    flash_attn: bool = False,
+    ceiling: int = 0,
+) -> CapFit:
+    """The context to load `path` with in `room` bytes of address space.
+
+    `n_ctx` > 0 is checked as asked; 0 takes the largest multiple of 256 that fits (at
+    most `ceiling` and the model's own). Raises `DoesNotFitError` when nothing fits, and
+    the header's own `ModelLoadError` for a file llama.cpp could not load anyway.
+    """
+    extra = reserve(n_threads)
+    try:
+        file_size = path.stat().st_size
+    except OSError:
+        file_size = 0  # check_loadable says what is wrong with the path
+    if file_size + extra > room:
+        # even mapping the header to read it could hit the cap
+        raise DoesNotFitError(Shortfall(path.name, file_size + extra, room))
+    info = header_info(path, check_loadable(path))
+
+    def needed(context: int) -> int:
+        return estimate(info, context, kv_type, flash_attn=flash_attn).total + extra
+
+    if n_ctx > 0:
+        if needed(n_ctx) > room:
+            raise DoesNotFitError(Shortfall(path.name, needed(n_ctx), room))
+        return CapFit(room, n_ctx, needed(n_ctx))
+    top = info.context_length or 262144
+    if ceiling:
+        top = min(top, ceiling)
+    low, high = 0, top // CONTEXT_PAD
+    while low < high:
+        mid = (low + high + 1) // 2
+        if needed(mid * CONTEXT_PAD) <= room:
+            low = mid
+        else:
+            high = mid - 1
+    if low == 0:
+        raise DoesNotFitError(Shortfall(path.name, needed(CONTEXT_PAD), room))
+    return CapFit(room, low * CONTEXT_PAD, needed(low * CONTEXT_PAD))
