@@ -126,31 +126,26 @@ def test_broken_gguf_is_refused_before_anything_starts(
 
 
 @pytest.mark.parametrize(
-    ("text", "read_anywhere"),
+    "text",
     [
-        ("max_steps = \n[[[", True),
-        ('max_steps = "many"\n', True),
-        ("\x00\x01\x02binary", True),
-        ('sandbox = "chroot"\n', False),  # only commands that use the sandbox read it
+        "max_steps = \n[[[",
+        'max_steps = "many"\n',
+        "\x00\x01\x02binary",
+        'sandbox = "chroot"\n',  # choices are checked when the file is read
     ],
     ids=["syntax", "type", "binary", "choice"],
 )
-def test_corrupt_config_is_one_line_and_left_alone(
-    tmp_path: Path, text: str, read_anywhere: bool
-) -> None:
+def test_corrupt_config_is_one_line_and_left_alone(tmp_path: Path, text: str) -> None:
     config = AppPaths.default().config_file
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text(text, encoding="utf-8")
     listed = frogdesk("sessions", "list")
-    if read_anywhere:
-        one_clear_line(listed, str(config.name))
-    else:
-        assert listed.returncode == 0 and "Traceback" not in listed.stderr
+    one_clear_line(listed, str(config.name))
     repo = make_user_repo(tmp_path)
     before = repo_state(repo)
     script = write_script(tmp_path / "s.jsonl", [reply("x", answer="ok")])
     run = frogdesk("run", "task", "--repo", str(repo), "--script", str(script))
-    one_clear_line(run, str(config.name) if read_anywhere else "chroot")
+    one_clear_line(run, str(config.name))
     assert config.read_text(encoding="utf-8") == text
     assert changed_paths(before, repo_state(repo)) == set()
 
@@ -180,7 +175,6 @@ DISK_FULL_BUG = (
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=DISK_FULL_BUG)
 def test_full_disk_mid_session_is_a_clear_message_and_resumable(
     tmp_path: Path, tiny_disk: Path, sandbox_level: str
 ) -> None:
@@ -251,7 +245,6 @@ NON_UTF8_TASK_BUG = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=NON_UTF8_TASK_BUG)
 def test_task_that_is_not_utf8_is_handled(tmp_path: Path) -> None:
     repo = make_user_repo(tmp_path)
     before = repo_state(repo)
