@@ -218,6 +218,8 @@ def run_session(
             printer(Notice(warning, "warning"))
         with stop_on_signals(printer) as cancel:
             outcome = service.run(active, cancel=cancel, on_event=printer)
+    except session_errors() as exc:
+        raise UserError(str(exc)) from None
     finally:
         active.close()
     output: Path = args.output or service.store.session_dir(outcome.record.id)

@@ -39,6 +39,13 @@ def register(sub: Any) -> None:
         metavar="SPEC",
         help="continue on another quant or model (its cost is announced first)",
     )
+    limits = resume.add_argument_group(
+        "limits", "raise (or lower) the session's budgets from here on; they are recorded"
+    )
+    limits.add_argument("--max-steps", type=int, default=None, help="step budget (all steps)")
+    limits.add_argument("--max-context", type=int, default=None, help="context budget in tokens")
+    limits.add_argument("--max-tokens-per-turn", type=int, default=None, help="cap per reply")
+    limits.add_argument("--max-time", type=float, default=None, help="wall-clock budget in seconds")
     resume.set_defaults(func=resume_main)
 
     back = actions.add_parser(
@@ -91,19 +98,46 @@ def list_main(args: argparse.Namespace) -> int:
     return 0
 
 
+def resume_limits(args: argparse.Namespace) -> dict[str, Any]:
+    """The limits given on the command line, checked like any other setting."""
+    from frogdesk import config
+
+    given = {
+        "max_steps": getattr(args, "max_steps", None),
+        "max_context_tokens": getattr(args, "max_context", None),
+        "max_tokens_per_turn": getattr(args, "max_tokens_per_turn", None),
+        "max_time": getattr(args, "max_time", None),
+    }
+    try:
+        return config.validate({k: v for k, v in given.items() if v is not None}, "flag")
+    except config.ConfigError as exc:
+        raise UserError(str(exc)) from None
+
+
 def resume_main(args: argparse.Namespace) -> int:
-    """Continue a session where its transcript ends and write its result files again."""
+    """Continue a session where its transcript ends and write its result files again.
+
+    The session runs with the settings it was started with, except the limits given here.
+    """
     from frogdesk.commands.run import ProgressPrinter, run_session
 
+    limits = resume_limits(args)
     service = _service(args)
-    if not getattr(args, "model", None):
-        return run_session(service, spec=None, resume_id=args.id, args=args)
 
     def opener(printer: ProgressPrinter) -> Any:
-        switch = service.switch_model(args.id, args.model)
-        printer.write(f"frogdesk: {switch.announcement()}")
-        active = switch.perform()
-        printer.write(f"switched to {switch.plan.path.name}: re-read {switch.evaluated:,} tokens")
+        if not getattr(args, "model", None):
+            active = service.open(args.id, overrides=limits)
+        else:
+            switch = service.switch_model(args.id, args.model)
+            printer.write(f"frogdesk: {switch.announcement()}")
+            active = switch.perform()
+            printer.write(
+                f"switched to {switch.plan.path.name}: re-read {switch.evaluated:,} tokens"
+            )
+        active.override(limits)
+        if limits:
+            shown = ", ".join(f"{k}={v:g}" for k, v in limits.items())
+            printer.write(f"limits from here on: {shown}")
         return active
 
     return run_session(service, spec=None, resume_id=None, args=args, opener=opener)

@@ -6,6 +6,7 @@ through this module, so the agent logic lives here once.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import threading
@@ -36,7 +37,13 @@ from frogdesk.sessions.parts import (
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
-from frogdesk.sessions.store import SessionStore, Transcript, new_session_id
+from frogdesk.sessions.store import (
+    SessionStore,
+    StoreWriteError,
+    Transcript,
+    is_full_disk,
+    new_session_id,
+)
 from frogdesk.sessions.switch import ModelSwitch, SwitchRefusedError, price_switch
 from frogdesk.sessions.watch import UserChangeLog
 
@@ -75,6 +82,14 @@ class ActiveSession:
     def close(self) -> None:
         """Free the backend."""
         self.backend.close()
+
+    def override(self, values: dict[str, Any]) -> None:
+        """Run on with other settings (a resume with raised limits): they replace the
+        session's own and are recorded in its record, written when the run starts."""
+        if not values:
+            return
+        self.settings = dataclasses.replace(self.settings, **values)
+        self.record.settings.update(values)
 
 
 @dataclass(frozen=True)
@@ -137,7 +152,12 @@ class SessionService:
         """Names of stale worktree records removed when the service started."""
 
     def start(self, spec: SessionSpec) -> ActiveSession:
-        """Make the worktree and the session record, build backend and shell, write the opening."""
+        """Make the worktree and the session record, build backend and shell, write the opening.
+
+        A task that cannot be stored (not UTF-8) is refused before anything is made; any
+        failure after the worktree exists removes it again and marks the record discarded.
+        """
+        check_task_text(spec.task)
         session_id = new_session_id()
         model = spec.script if spec.backend == "script" else spec.model or self.settings.model
         if (
@@ -165,34 +185,56 @@ class SessionService:
             shell = self.shell_factory(self.settings.sandbox, worktree, self.settings)
             record.sandbox_level = shell.level
             backend = self.backend_factory(record, self.settings)
-        except BaseException:
-            record.status = "discarded"
-            if self.store.session_dir(session_id).is_dir():
-                self.store.update(record)
-            discard_worktree(worktree)
-            raise
-        opening = [
-            Message(
-                "system",
-                system_prompt(
-                    worktree.path, project_instructions=self.settings.project_instructions
+            opening = [
+                Message(
+                    "system",
+                    system_prompt(
+                        worktree.path, project_instructions=self.settings.project_instructions
+                    ),
                 ),
-            ),
-            Message("user", spec.task),
-        ]
-        for message in opening:
-            self.store.append_message(record.id, message)
-        self.store.update(record)
+                Message("user", spec.task),
+            ]
+            try:
+                for message in opening:
+                    self.store.append_message(record.id, message)
+                self.store.update(record)
+            except BaseException:
+                backend.close()
+                raise
+        except BaseException:
+            self._abandon(record, worktree)
+            raise
         return ActiveSession(
             record, worktree, backend, shell, self.settings, tool_schemas(), Transcript(opening)
         )
 
-    def open(self, session_id: str, *, record: SessionRecord | None = None) -> ActiveSession:
+    def _abandon(self, record: SessionRecord, worktree: Worktree) -> None:
+        """Undo a start that failed: remove the worktree, mark the record discarded.
+
+        Each part is tried on its own, so a second failure here (a full disk) cannot leave
+        a worktree that no listed session owns.
+        """
+        with contextlib.suppress(Exception):
+            discard_worktree(worktree)
+        record.status = "discarded"
+        if self.store.session_dir(record.id).is_dir():
+            with contextlib.suppress(Exception):
+                self.store.update(record)
+
+    def open(
+        self,
+        session_id: str,
+        *,
+        record: SessionRecord | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> ActiveSession:
         """Reopen a stored session to resume it from its transcript.
 
-        `record` replaces the stored record (a model switch not yet written).
+        `record` replaces the stored record (a model switch not yet written); `overrides`
+        replace some of the session's settings (raised limits) and are recorded with it.
         """
         record = record or self.store.get(session_id)
+        record.settings.update(overrides or {})
         if record.status == "discarded":
             raise SessionClosedError(f"session {record.id} was discarded; start a new one")
         self.store.repair_transcript(record.id)
@@ -212,7 +254,36 @@ class SessionService:
         cancel: threading.Event | None = None,
         on_event: Callable[[LoopEvent], None] | None = None,
     ) -> SessionOutcome:
-        """Run (or continue) the loop; every finished step is on disk before the next starts."""
+        """Run (or continue) the loop; every finished step is on disk before the next starts.
+
+        A full disk (or quota, or read-only file system) while the session writes its
+        files stops the run with DiskFullError; the transcript keeps its last whole step
+        and the worktree stays, so the session resumes once there is space.
+        """
+        try:
+            return self._run(active, cancel=cancel, on_event=on_event)
+        except OSError as exc:
+            if not is_full_disk(exc):
+                raise
+            record = active.record
+            record.status = "interrupted"
+            record.pid = 0
+            with contextlib.suppress(OSError):
+                self.store.update(record)
+            if isinstance(exc, StoreWriteError):
+                failed = exc
+            else:
+                where = exc.filename or self.store.session_dir(record.id)
+                failed = StoreWriteError(Path(os.fsdecode(where)), exc)
+            raise DiskFullError(record.id, failed) from exc
+
+    def _run(
+        self,
+        active: ActiveSession,
+        *,
+        cancel: threading.Event | None,
+        on_event: Callable[[LoopEvent], None] | None,
+    ) -> SessionOutcome:
         record = active.record
         record.status = "running"
         record.pid = os.getpid()
@@ -364,9 +435,48 @@ def session_errors() -> tuple[type[Exception], ...]:
         SessionBusyError,
         SwitchRefusedError,
         ApplyRefusedError,
+        TaskTextError,
+        DiskFullError,
+        StoreWriteError,
         FileNotFoundError,
     )
 
 
 class SessionClosedError(ValueError):
     """The session was discarded: its worktree is gone, it cannot run again."""
+
+
+class DiskFullError(RuntimeError):
+    """A run stopped because its session files could not be written; it can be resumed."""
+
+    def __init__(self, session_id: str, cause: StoreWriteError) -> None:
+        super().__init__(
+            f"{cause}; session {session_id} is kept as of its last complete step: "
+            f"free some space, then run `frogdesk sessions resume {session_id}`"
+        )
+        self.session_id = session_id
+        self.cause = cause
+
+
+class TaskTextError(ValueError):
+    """The task text cannot be stored as UTF-8 (bytes from argv that are not UTF-8)."""
+
+
+def check_task_text(text: str) -> None:
+    """Refuse a task that is not valid Unicode text, naming the bad bytes.
+
+    On Linux, argv bytes that are not UTF-8 arrive as surrogate escapes (U+DC80..U+DCFF);
+    they cannot be written to the transcript nor shown to the model faithfully.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start : exc.end]
+        shown = " ".join(
+            f"0x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else f"U+{ord(c):04X}"
+            for c in bad[:8]
+        )
+        raise TaskTextError(
+            f"the task text is not valid UTF-8 ({shown} at character {exc.start}); "
+            "nothing was created: give the task in UTF-8 (check the terminal's locale)"
+        ) from None

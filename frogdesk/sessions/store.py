@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -28,6 +29,36 @@ TRANSCRIPT_FILE = "transcript.jsonl"
 
 class SessionNotFoundError(LookupError):
     """No session with that id (or unique id prefix)."""
+
+
+FULL_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
+"""Write failures that mean "the disk cannot take more", not a bug: full, over quota, read-only."""
+
+
+class StoreWriteError(OSError):
+    """A session file could not be written because the disk is full, over quota or read-only.
+
+    What was on disk before the write is intact (a record is replaced atomically, a
+    transcript line is appended whole or not at all), so the session can be resumed.
+    """
+
+    def __init__(self, path: Path, cause: OSError) -> None:
+        super().__init__(cause.errno, cause.strerror)
+        self.path = path
+        self.cause = cause
+
+    def __str__(self) -> str:
+        why = {
+            errno.ENOSPC: "the disk is full",
+            errno.EDQUOT: "the disk quota is used up",
+            errno.EROFS: "the file system is read-only",
+        }.get(self.cause.errno or 0, self.cause.strerror or "write failed")
+        return f"cannot write {self.path}: {why}"
+
+
+def is_full_disk(exc: BaseException) -> bool:
+    """True for an OSError that means the disk cannot take more (full, quota, read-only)."""
+    return isinstance(exc, OSError) and exc.errno in FULL_DISK_ERRNOS
 
 
 @dataclass(frozen=True)
@@ -98,13 +129,37 @@ def _fsync_dir(path: Path) -> None:
 
 def atomic_write(path: Path, text: str) -> None:
     """Replace `path` with `text` so a crash leaves the old or the new file, never half."""
+    data = text.encode("utf-8")  # an unencodable text fails here, before any file is touched
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if is_full_disk(exc):
+            raise StoreWriteError(path, exc) from exc
+        raise
     _fsync_dir(path.parent)
+
+
+def _append_whole(path: Path, data: bytes) -> None:
+    """Append `data` durably, or leave the file as it was (a short write is cut off again)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        except OSError:
+            os.ftruncate(fd, start)  # needs no space: the last line on disk stays whole
+            raise
+    finally:
+        os.close(fd)
 
 
 class SessionStore:
@@ -125,7 +180,12 @@ class SessionStore:
         record.created_at = record.created_at or now
         record.updated_at = now
         atomic_write(folder / RECORD_FILE, record.to_json())
-        (folder / TRANSCRIPT_FILE).touch()
+        try:
+            (folder / TRANSCRIPT_FILE).touch()
+        except OSError as exc:
+            if is_full_disk(exc):
+                raise StoreWriteError(folder / TRANSCRIPT_FILE, exc) from exc
+            raise
         return record
 
     def update(self, record: SessionRecord) -> None:
@@ -161,10 +221,12 @@ class SessionStore:
     def _append(self, session_id: str, entry: dict[str, Any]) -> None:
         path = self.session_dir(session_id) / TRANSCRIPT_FILE
         line = (dumps(entry) + "\n").encode("utf-8")
-        with open(path, "ab") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            _append_whole(path, line)
+        except OSError as exc:
+            if is_full_disk(exc):
+                raise StoreWriteError(path, exc) from exc
+            raise
 
     def append_message(self, session_id: str, message: Message) -> None:
         """Append an opening message (system, task) to the transcript, durably."""
