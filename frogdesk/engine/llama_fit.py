@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.engine.llama_gguf import GgufHeader, check_loadable
-from frogdesk.models.inspect import GgufInfo
+from frogdesk.models.inspect import GgufInfo, full_attention_layers
 from frogdesk.models.memory import CONTEXT_PAD, estimate
 
 BASE_RESERVE = 96 * 2**20
@@ -102,14 +102,7 @@ def header_info(path: Path, header: GgufHeader) -> GgufInfo:
     conv_kernel = _int(key("ssm.conv_kernel"))
     nextn = _int(key("nextn_predict_layers"))
     main_layers = block_count - nextn
-    if isinstance(kv_raw, list):
-        full_attention = sum(1 for v in kv_raw[:main_layers] if int(v) > 0)
-    elif interval > 0:
-        full_attention = sum(1 for i in range(main_layers) if (i + 1) % interval == 0)
-    elif conv_kernel > 0:
-        full_attention = 0
-    else:
-        full_attention = main_layers
+    full_attention = full_attention_layers(kv_raw, interval, conv_kernel, main_layers)
     head_dim = embedding // head_count if head_count else 0
     vocab = _int(key("vocab_size")) or _int(meta.get("tokenizer.ggml.tokens"))
     return GgufInfo(

@@ -131,6 +131,17 @@ def _open(path: Path) -> Any:
         ) from None
 
 
+def full_attention_layers(kv_raw: Any, interval: int, conv_kernel: int, main_layers: int) -> int:
+    """How many layers keep a KV cache: per-layer KV head counts, else the hybrid interval."""
+    if isinstance(kv_raw, list):
+        return sum(1 for v in kv_raw[:main_layers] if int(v) > 0)
+    if interval > 0:
+        return sum(1 for i in range(main_layers) if (i + 1) % interval == 0)
+    if conv_kernel > 0:
+        return 0  # a purely recurrent model
+    return main_layers
+
+
 def inspect_gguf(path: Path) -> GgufInfo:
     """Read a GGUF's metadata and tensor table (every split part) without loading weights."""
     parts = split_parts(path)
@@ -168,14 +179,7 @@ def inspect_gguf(path: Path) -> GgufInfo:
     conv_kernel = _scalar(key("ssm.conv_kernel"))
     nextn = _scalar(key("nextn_predict_layers"))
     main_layers = block_count - nextn
-    if isinstance(kv_raw, list):
-        full_attention = sum(1 for v in kv_raw[:main_layers] if int(v) > 0)
-    elif interval > 0:
-        full_attention = sum(1 for i in range(main_layers) if (i + 1) % interval == 0)
-    elif conv_kernel > 0:
-        full_attention = 0
-    else:
-        full_attention = main_layers
+    full_attention = full_attention_layers(kv_raw, interval, conv_kernel, main_layers)
     vocab = _scalar(key("vocab_size"), 0)
     if not vocab:
         tokens = reader.fields.get("tokenizer.ggml.tokens")
