@@ -185,7 +185,9 @@ def test_a_start_that_fails_after_the_worktree_removes_it_even_on_a_full_disk(
     repo = make_repo(tmp_path)
     paths = AppPaths(small_disk / "config", small_disk / "data", small_disk / "cache")
 
-    def failing_backend(record: SessionRecord, settings: Settings, done: int = 0) -> Backend:
+    def failing_backend(
+        record: SessionRecord, settings: Settings, replies_done: int = 0
+    ) -> Backend:
         fill(small_disk)  # the failure handler's own writes now fail too
         raise RuntimeError("backend exploded")
 
