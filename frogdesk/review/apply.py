@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frogdesk.review.commit import commit_paths
+from frogdesk.review.commit import commit_paths, index_entries
 from frogdesk.review.fsops import UnsafePath, read_state, write_states
 from frogdesk.review.gitcmd import read_blobs
 from frogdesk.review.merge import merge_states
@@ -136,9 +136,11 @@ def apply_hunks(
         record.created_dirs = report.created_dirs
         update_record(session_dir, record)
     if commit_message:
+        index_before = index_entries(root, list(writes))
         result.commit = commit_paths(root, list(writes), commit_message)
         if record is not None and session_dir is not None:
             record.commit = result.commit
+            record.index_before = index_before
             update_record(session_dir, record)
     return result
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from frogdesk.review.commit import Uncommitted, uncommit
 from frogdesk.review.fsops import UnsafePath, read_state, write_states
 from frogdesk.review.target import FileState
 
@@ -51,6 +52,8 @@ class ApplyRecord:
     commit: str | None = None
     undone: bool = False
     created_dirs: list[str] = field(default_factory=list)
+    index_before: dict[str, list[str]] | None = None
+    """With a commit: the index entries of the files before the apply (`git ls-files -s`)."""
 
     def to_json(self) -> str:
         """Serialize as JSON."""
@@ -78,6 +81,8 @@ class UndoResult:
     record: ApplyRecord
     restored: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    history: Uncommitted | None = None
+    """With a committed apply: whether its commit was taken back, or why not."""
 
     @property
     def ok(self) -> bool:
@@ -92,10 +97,8 @@ class UndoResult:
             return "\n".join(lines)
         lines = [f"restored {len(self.restored)} file(s) from apply {self.record.id}"]
         lines += [f"  {p}" for p in self.restored]
-        if self.record.commit:
-            lines.append(
-                f"note: commit {self.record.commit[:12]} made by that apply stays in history"
-            )
+        if self.history is not None:
+            lines.append(self.history.message)
         return "\n".join(lines)
 
 
@@ -167,7 +170,11 @@ def latest_record(sessions_root: Path, session_id: str | None) -> tuple[Path, Ap
 
 
 def undo_apply(session_dir: Path, record: ApplyRecord) -> UndoResult:
-    """Restore the files of one apply exactly, or refuse if any was changed since."""
+    """Restore the files of one apply exactly, or refuse if any was changed since.
+
+    A committed apply also takes its commit back (HEAD, its branch and the files' index
+    entries) when HEAD still is that commit; otherwise the commit stays and the result says why.
+    """
     result = UndoResult(record)
     root = Path(record.repo)
     current: dict[str, FileState | None] = {}
@@ -182,6 +189,14 @@ def undo_apply(session_dir: Path, record: ApplyRecord) -> UndoResult:
             result.refused.append(item.path)
     if result.refused:
         return result
+    if record.commit:
+        result.history = (
+            uncommit(root, record.commit, record.index_before)
+            if record.index_before is not None
+            else Uncommitted(
+                False, f"commit {record.commit[:12]} stays: its apply did not record the index"
+            )
+        )
     blobs = record_dir(session_dir, record.id) / "blobs"
     writes: dict[str, FileState | None] = {}
     for item in record.files:
