@@ -35,6 +35,7 @@ from frogdesk.sessions.parts import (
     prune_worktrees,
 )
 from frogdesk.sessions.patch import worktree_diff
+from frogdesk.sessions.rawtap import RawReplyTap
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
 from frogdesk.sessions.store import (
@@ -296,8 +297,10 @@ class SessionService:
         if problem and on_event is not None:
             on_event(Notice(problem, "warning"))
 
+        tap = RawReplyTap(active.backend)
+
         def persist(step: StepRecord) -> None:
-            self.store.append_step(record.id, step)
+            self.store.append_step(record.id, step, raw_text=tap.last_raw)
             record.n_steps = step.step + 1
             self.store.update(record)
             watch.save()
@@ -305,7 +308,7 @@ class SessionService:
         runner = ToolRunner(active.worktree.path, active.shell.shell)
         try:
             result = run_loop(
-                active.backend,
+                tap,
                 active.tools,
                 runner,
                 LoopConfig.from_settings(active.settings),

@@ -78,6 +78,8 @@ class Transcript:
     steps: list[StepRecord] = field(default_factory=list)
     followups: list[FollowUp] = field(default_factory=list)
     """User messages sent after some steps, in the order they were sent."""
+    raw_texts: dict[int, str] = field(default_factory=dict)
+    """Each step's reply exactly as the model generated it, by step index (where recorded)."""
     end: dict[str, Any] | None = None
     """The last `end` line (how a run ended), if any."""
     dropped_tail: bool = False
@@ -237,9 +239,15 @@ class SessionStore:
         entry = {"kind": "followup", "before_step": before_step}
         self._append(session_id, {**entry, "message": message_to_dict(message)})
 
-    def append_step(self, session_id: str, step: StepRecord) -> None:
-        """Append one finished step, durably: a crash after this loses nothing of it."""
-        self._append(session_id, {"kind": "step", "step": step_to_dict(step)})
+    def append_step(self, session_id: str, step: StepRecord, raw_text: str = "") -> None:
+        """Append one finished step, durably: a crash after this loses nothing of it.
+
+        `raw_text` is the model's reply exactly as generated (kept beside the parsed step).
+        """
+        entry: dict[str, Any] = {"kind": "step", "step": step_to_dict(step)}
+        if raw_text:
+            entry["raw_text"] = raw_text
+        self._append(session_id, entry)
 
     def append_end(self, session_id: str, data: dict[str, Any]) -> None:
         """Record how a run ended (exit reason, error); a resume may follow."""
@@ -270,6 +278,9 @@ class SessionStore:
                     # A step re-run after a resume replaces the one it repeats.
                     out.steps = [s for s in out.steps if s.step < step.step]
                     out.steps.append(step)
+                    out.raw_texts = {k: v for k, v in out.raw_texts.items() if k < step.step}
+                    if isinstance(entry.get("raw_text"), str):
+                        out.raw_texts[step.step] = entry["raw_text"]
                 elif kind == "followup":
                     message = message_from_dict(entry["message"])
                     out.followups.append(FollowUp(int(entry["before_step"]), message))
