@@ -108,3 +108,10 @@ def test_keymap_keeps_known_ids_and_reports_unknown_ones() -> None:
     assert {"stop", "review", "quant", "help", "theme", "review_apply", "review_undo"} <= set(
         all_binding_ids()
     )
+
+
+def test_short_model_names() -> None:
+    from frogdesk.tui.widgets.status_bar import short_model
+
+    assert short_model("/x/y/SmolLM2-135M-Instruct.Q4_1.gguf") == "SmolLM2-135M-Instruct.Q4_1"
+    assert short_model("FrogNano-4B") == "FrogNano-4B"

@@ -22,7 +22,7 @@ from frogdesk.tui.screens.modals import ApproveCommandScreen, StopAnswer, StopCh
 from frogdesk.tui.stream import EventBuffer
 from frogdesk.tui.widgets.conversation import Conversation
 from frogdesk.tui.widgets.prompt_input import PromptInput
-from frogdesk.tui.widgets.status_bar import StatusBar
+from frogdesk.tui.widgets.status_bar import StatusBar, short_model
 
 FRAME_SECONDS = 1 / 30
 """Streamed tokens reach the screen at most this often."""
@@ -61,11 +61,14 @@ class SessionScreen(Screen[None]):
         """Fill the status bar and start the frame timer."""
         info = self.workbench.backend_info()
         self.status.update_info(
-            model=info.model,
+            model=short_model(info.model),
             quant=info.quant,
             device=info.device,
             sandbox=self.workbench.sandbox_level(),
-            context_budget=self.settings.max_context_tokens,
+            context_budget=min(
+                self.settings.max_context_tokens,
+                info.context_size or self.settings.max_context_tokens,
+            ),
             max_steps=self.settings.max_steps,
         )
         self.set_interval(FRAME_SECONDS, self.flush, name="stream-frame")

@@ -24,25 +24,31 @@ class StatusInfo:
     state: str = "ready"
 
 
+def short_model(model: str) -> str:
+    """A model file path as its file name without .gguf; other names as they are."""
+    name = model.replace("\\", "/").rsplit("/", 1)[-1]
+    return name[: -len(".gguf")] if name.endswith(".gguf") else name
+
+
 def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
 def format_status(info: StatusInfo) -> str:
     """The status line as Rich markup; every field always shown, in a fixed order."""
-    quant = f" {info.quant}" if info.quant else ""
+    quant = f" {info.quant}" if info.quant and info.quant not in info.model else ""
     sandbox = info.sandbox if info.sandbox != "none" else "[b $error]none (asks)[/]"
     speed = f"{info.tokens_per_second:.1f} tok/s" if info.tokens_per_second else "- tok/s"
     files = "1 file changed" if info.changed_files == 1 else f"{info.changed_files} files changed"
     parts = [
         f"[b]{info.model}{quant}[/b]",
+        f"[i]{info.state}[/i]",
         info.device,
         f"sandbox {sandbox}",
         f"ctx {_tokens(info.context_used)}/{_tokens(info.context_budget)}",
         f"step {info.step}/{info.max_steps}",
         speed,
         files,
-        f"[i]{info.state}[/i]",
     ]
     return " │ ".join(parts)
 
