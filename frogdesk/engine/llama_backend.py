@@ -14,12 +14,7 @@ from frogdesk.engine.llama_context import ContextParams, DecodeError, LlamaConte
 from frogdesk.engine.llama_generation import ReplyRun
 from frogdesk.engine.llama_log import LlamaLogCapture, buffer_sizes
 from frogdesk.engine.llama_model import LlamaModel
-from frogdesk.engine.llama_segments import (
-    Segment,
-    render_appended,
-    render_first,
-    reply_closing,
-)
+from frogdesk.engine.llama_segments import KeptReply, render_with_raw, reply_closing
 from frogdesk.engine.llama_transcript import TokenTranscript
 from frogdesk.engine.template import ChatTemplate, TemplateError
 from frogdesk.engine.types import (
@@ -56,7 +51,7 @@ class _Plan:
 
     keep_messages: int
     keep_pos: int
-    segment: Segment
+    starts_in_reasoning: bool
     history: list[int]
     prompt: list[int]
     messages: tuple[Message, ...]
@@ -163,6 +158,29 @@ class LlamaBackend:
         add = self.model.add_bos and not (bos_text and text.startswith(bos_text))
         return self.model.tokenize(text, add_special=add)
 
+    def _kept_tokens(self, reply: KeptReply) -> list[int]:
+        """The sampled tokens of a kept reply when they are this vocabulary's, else its text's."""
+        tokens = list(reply.tokens)
+        if (
+            tokens
+            and all(0 <= t < self.model.n_vocab for t in tokens)
+            and self.model.detokenize(tokens) == reply.text
+        ):
+            return tokens
+        return self.model.tokenize(reply.text)
+
+    def _tokenize_pieces(self, pieces: Sequence[str | KeptReply], *, first: bool) -> list[int]:
+        """Each piece tokenized on its own (as when it was live); BOS rules for the first."""
+        out: list[int] = []
+        for i, piece in enumerate(pieces):
+            if isinstance(piece, KeptReply):
+                out += self._kept_tokens(piece)
+            elif first and i == 0:
+                out += self._tokenize_first(piece)
+            elif piece:
+                out += self.model.tokenize(piece)
+        return out
+
     def _feasible(self, pos: int) -> bool:
         t = self.transcript
         if pos >= t.n_past or pos == 0 or not self.model.is_hybrid:
@@ -186,22 +204,16 @@ class LlamaBackend:
             if n > 0 and not self._feasible(pos):
                 continue
             try:
-                if n == 0:
-                    seg = render_first(self.template, messages, tools,
-                                       enable_thinking=enable_thinking,
-                                       generation_prompt=generation_prompt)  # fmt: skip
-                    history = self._tokenize_first(seg.history)
-                else:
-                    seg = render_appended(self.template, messages[n - 1].role == "assistant",
-                                          messages[n:], enable_thinking=enable_thinking,
-                                          generation_prompt=generation_prompt)  # fmt: skip
-                    history = self.model.tokenize(seg.history)
+                chunks = render_with_raw(self.template, messages, tools, start=n,
+                                         closing=self._closing, enable_thinking=enable_thinking,
+                                         generation_prompt=generation_prompt)  # fmt: skip
             except TemplateError:
                 if n == 0:
                     raise
                 continue
-            prompt = self.model.tokenize(seg.generation_prompt)
-            return _Plan(n, pos, seg, history, prompt, tuple(messages), key)
+            history = self._tokenize_pieces(chunks.pieces, first=n == 0)
+            prompt = self.model.tokenize(chunks.generation_prompt)
+            return _Plan(n, pos, chunks.starts_in_reasoning, history, prompt, tuple(messages), key)
         raise AssertionError("unreachable: the full render is always an option")
 
     def _apply(self, plan: _Plan) -> None:
@@ -260,9 +272,11 @@ class LlamaBackend:
     # Requests -------------------------------------------------------------------
 
     def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> int:
-        """Tokens of the whole rendered prompt, generation prompt included."""
-        seg = render_first(self.template, messages, tools, enable_thinking=True)
-        return len(self._tokenize_first(seg.history + seg.generation_prompt))
+        """Tokens of the whole prompt, generation prompt included (raw replies as generated)."""
+        chunks = render_with_raw(self.template, messages, tools, start=0, closing=self._closing,
+                                 enable_thinking=True)  # fmt: skip
+        pieces = [*chunks.pieces[:-1], f"{chunks.pieces[-1]}{chunks.generation_prompt}"]
+        return len(self._tokenize_pieces(pieces, first=True))
 
     def reprefill_cost(
         self,
@@ -342,7 +356,7 @@ class LlamaBackend:
         except DecodeError as exc:
             yield Finished("error", error=str(exc))
             return
-        run = ReplyRun(self, tools, settings, plan.segment.starts_in_reasoning, limit)
+        run = ReplyRun(self, tools, settings, plan.starts_in_reasoning, limit)
         yield from run.events(cancel)
         if run.recorded is not None:
             self._record(run.recorded, run.ended_on_eog)

@@ -85,6 +85,7 @@ class ReplyRun:
             yield Finished("cancelled")
             return
         reply, raw, error, first = Reply(), list[str](), "", 0.0
+        sampled_from = len(t.tokens)
         reason: FinishReason = "length"
         parser = QwenXmlToolParser(self._tools, starts_in_reasoning=self._starts_in_reasoning)
         in_reasoning, saw_call, tail = self._starts_in_reasoning, False, ""
@@ -156,4 +157,7 @@ class ReplyRun:
                 reasoning=reply.reasoning,
                 tool_calls=tuple(reply.tool_calls),
             )
-        yield Finished(final, error=error, raw_text="".join(raw))
+        sampled = t.tokens[sampled_from : sampled_from + completion]
+        if sampled and self.ended_on_eog:
+            sampled = sampled[:-1]
+        yield Finished(final, error=error, raw_text="".join(raw), raw_tokens=tuple(sampled))

@@ -7,6 +7,10 @@ wherever the template renders a message independently of the ones before it; the
 Qwen3.5 template does, except that an assistant message placed before the last real
 user query loses its reasoning. Reasoning the model generated is therefore kept in the
 transcript even after a later user query, where a full re-render would drop it.
+
+A conversation the backend did not generate itself (a resume in a new process, another
+quant) can carry each reply's raw text (`Message.raw`); `render_with_raw` writes those
+replies back as they were generated instead of asking the template to re-render them.
 """
 
 from __future__ import annotations
@@ -86,6 +90,76 @@ def render_appended(
         [*stub, *messages], add_generation_prompt=True, enable_thinking=enable_thinking
     )
     return _split(full, history, base)
+
+
+@dataclass(frozen=True)
+class KeptReply:
+    """A reply written back as generated: its raw text and, where known, its sampled tokens."""
+
+    text: str
+    tokens: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Chunks:
+    """Text to append as separately tokenized pieces, then the generation prompt.
+
+    Each piece is tokenized on its own, as the backend tokenized it when it was live: a
+    rendered run of messages, the generation prompt before a kept reply, the reply's raw
+    text, and the text that closes it.
+    """
+
+    pieces: tuple[str | KeptReply, ...]
+    generation_prompt: str
+    starts_in_reasoning: bool
+
+
+def _fits(prompt: Segment, raw: str) -> bool:
+    """Whether `raw` can follow the generation prompt (a reply written with thinking on
+    closes its reasoning; after a prompt that already closed it, it cannot be used)."""
+    return prompt.starts_in_reasoning or "</think>" not in raw
+
+
+def render_with_raw(
+    template: ChatTemplate,
+    messages: Sequence[Message],
+    tools: Sequence[ToolSchema],
+    *,
+    start: int,
+    closing: str,
+    enable_thinking: bool,
+    generation_prompt: bool = True,
+) -> Chunks:
+    """The text `messages[start:]` add to a transcript holding `messages[:start]`.
+
+    Assistant messages that carry `raw` (their reply as generated) are written back as
+    generation prompt + raw + `closing`, the tokens the model read when it wrote them;
+    runs of other messages are rendered by the template as `render_first` (at `start` 0)
+    or `render_appended` render them. Raises `TemplateError` like those.
+    """
+
+    def run(lo: int, hi: int, prompt: bool) -> Segment:
+        if lo == 0:
+            return render_first(template, messages[:hi], tools, enable_thinking=enable_thinking,
+                                generation_prompt=prompt)  # fmt: skip
+        return render_appended(template, messages[lo - 1].role == "assistant", messages[lo:hi],
+                               enable_thinking=enable_thinking, generation_prompt=prompt)  # fmt: skip
+
+    pieces: list[str | KeptReply] = []
+    lo = start
+    for at in range(max(start, 1), len(messages)):
+        message = messages[at]
+        if message.role != "assistant" or not message.raw:
+            continue
+        before = run(lo, at, True)
+        if not _fits(before, message.raw):
+            continue
+        kept = KeptReply(message.raw, message.raw_tokens)
+        pieces += [before.history, before.generation_prompt, kept, closing]
+        lo = at + 1
+    last = run(lo, len(messages), generation_prompt)
+    pieces.append(last.history)
+    return Chunks(tuple(pieces), last.generation_prompt, last.starts_in_reasoning)
 
 
 def reply_closing(template: ChatTemplate) -> str:

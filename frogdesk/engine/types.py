@@ -33,6 +33,15 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str = ""
     name: str = ""
+    raw: str = field(default="", compare=False)
+    """For an assistant message: the reply exactly as the model generated it, after the
+    generation prompt and before the end-of-turn token ("" when unknown). Only the llama
+    backend reads it, to give a resumed conversation the model's own tokens back; it takes
+    no part in rendering or in comparing messages."""
+    raw_tokens: tuple[int, ...] = field(default=(), compare=False)
+    """The sampled token ids of `raw` (llama backend); used instead of tokenizing `raw`
+    when they decode to exactly `raw` with the model's vocabulary, since a model does not
+    always sample the tokenizer's own split of its text."""
 
     def to_template_dict(self) -> dict[str, Any]:
         """The dict a Jinja chat template (and an OpenAI endpoint) expects."""
@@ -130,6 +139,8 @@ class Finished:
     error: str = ""
     raw_text: str = ""
     """The reply exactly as generated, for transcripts and bug reports."""
+    raw_tokens: tuple[int, ...] = ()
+    """The token ids of `raw_text` as sampled (llama backend; end-of-turn token excluded)."""
 
 
 EngineEvent = ReasoningDelta | ContentDelta | ToolCallEvent | ToolCallError | Usage | Finished

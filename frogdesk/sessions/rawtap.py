@@ -27,6 +27,8 @@ class RawReplyTap:
         self.backend = backend
         self.last_raw = ""
         """The raw text of the most recent finished reply ("" before the first)."""
+        self.last_tokens: tuple[int, ...] = ()
+        """Its sampled token ids, where the backend reports them (llama)."""
 
     @property
     def info(self) -> BackendInfo:
@@ -41,10 +43,10 @@ class RawReplyTap:
         cancel: threading.Event | None = None,
     ) -> Iterator[EngineEvent]:
         """The wrapped backend's stream, unchanged; its `Finished` raw text is kept."""
-        self.last_raw = ""
+        self.last_raw, self.last_tokens = "", ()
         for event in self.backend.generate(messages, tools, settings, cancel):
             if isinstance(event, Finished):
-                self.last_raw = event.raw_text
+                self.last_raw, self.last_tokens = event.raw_text, event.raw_tokens
             yield event
 
     def count_tokens(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> int:

@@ -300,7 +300,7 @@ class SessionService:
         tap = RawReplyTap(active.backend)
 
         def persist(step: StepRecord) -> None:
-            self.store.append_step(record.id, step, raw_text=tap.last_raw)
+            self.store.append_step(record.id, step, tap.last_raw, tap.last_tokens)
             record.n_steps = step.step + 1
             self.store.update(record)
             watch.save()

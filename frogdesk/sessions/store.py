@@ -7,8 +7,8 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,8 @@ class Transcript:
     """User messages sent after some steps, in the order they were sent."""
     raw_texts: dict[int, str] = field(default_factory=dict)
     """Each step's reply exactly as the model generated it, by step index (where recorded)."""
+    raw_tokens: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """The sampled token ids of those replies, by step index (llama backend only)."""
     end: dict[str, Any] | None = None
     """The last `end` line (how a run ended), if any."""
     dropped_tail: bool = False
@@ -101,14 +103,29 @@ class Transcript:
         return last.finish != "length" and not last.assistant.tool_calls and not last.observations
 
     def conversation(self) -> list[Message]:
-        """The full message list the loop continues from."""
+        """The full message list the loop continues from.
+
+        Each step's assistant message carries its raw reply (`Message.raw`) where one was
+        recorded, so the llama backend re-reads the tokens the model generated.
+        """
         out = list(self.messages)
         for step in self.steps:
             out.extend(f.message for f in self.followups if f.before_step == step.step)
-            out.append(step.assistant)
+            raw = self.raw_texts.get(step.step, "")
+            tokens = self.raw_tokens.get(step.step, ())
+            out.append(
+                replace(step.assistant, raw=raw, raw_tokens=tokens) if raw else step.assistant
+            )
             out.extend(step.tool_messages())
         out.extend(f.message for f in self.followups if f.before_step >= self.next_step)
         return out
+
+
+def _token_ids(value: object) -> tuple[int, ...]:
+    """Token ids read back from JSON; anything else (absent, damaged) is none."""
+    if isinstance(value, list) and all(type(v) is int for v in value):
+        return tuple(value)
+    return ()
 
 
 def new_session_id() -> str:
@@ -239,14 +256,23 @@ class SessionStore:
         entry = {"kind": "followup", "before_step": before_step}
         self._append(session_id, {**entry, "message": message_to_dict(message)})
 
-    def append_step(self, session_id: str, step: StepRecord, raw_text: str = "") -> None:
+    def append_step(
+        self,
+        session_id: str,
+        step: StepRecord,
+        raw_text: str = "",
+        raw_tokens: Sequence[int] = (),
+    ) -> None:
         """Append one finished step, durably: a crash after this loses nothing of it.
 
-        `raw_text` is the model's reply exactly as generated (kept beside the parsed step).
+        `raw_text` is the model's reply exactly as generated (kept beside the parsed step),
+        `raw_tokens` its sampled token ids where the backend reports them.
         """
         entry: dict[str, Any] = {"kind": "step", "step": step_to_dict(step)}
         if raw_text:
             entry["raw_text"] = raw_text
+            if raw_tokens:
+                entry["raw_tokens"] = list(raw_tokens)
         self._append(session_id, entry)
 
     def append_end(self, session_id: str, data: dict[str, Any]) -> None:
@@ -279,8 +305,10 @@ class SessionStore:
                     out.steps = [s for s in out.steps if s.step < step.step]
                     out.steps.append(step)
                     out.raw_texts = {k: v for k, v in out.raw_texts.items() if k < step.step}
+                    out.raw_tokens = {k: v for k, v in out.raw_tokens.items() if k < step.step}
                     if isinstance(entry.get("raw_text"), str):
                         out.raw_texts[step.step] = entry["raw_text"]
+                        out.raw_tokens[step.step] = _token_ids(entry.get("raw_tokens"))
                 elif kind == "followup":
                     message = message_from_dict(entry["message"])
                     out.followups.append(FollowUp(int(entry["before_step"]), message))
