@@ -40,7 +40,8 @@ PATTERNS = [
 
 def reference(root: Path, pattern: str) -> list[str]:
     found = glob.glob(pattern, root_dir=root, recursive=True)
-    files = [f for f in found if os.path.isfile(root / f)]
+    # os.path.join keeps a trailing slash ("d/" for a file d is not a file); Path would drop it.
+    files = [f for f in found if os.path.isfile(os.path.join(root, f))]
     return sorted({f for f in files if ".git" not in Path(f).parts})
 
 
