@@ -22,7 +22,7 @@ class KeyRemapError:
 def app_bindings() -> list[BindingType]:
     """Bindings available on every screen."""
     return [
-        Binding("question_mark", "help", "Help", id="help", key_display="?"),
+        Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
         Binding("ctrl+p", "command_palette", "Commands", id="palette"),
         Binding("ctrl+t", "toggle_theme", "Theme", id="theme"),
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),

@@ -13,6 +13,7 @@ from frogdesk.engine.types import ContentDelta
 from frogdesk.leaf.events import RunFinished, StepStarted
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.app import FrogDeskApp
+from frogdesk.tui.ports import SessionSummary
 from frogdesk.tui.screens.help import HelpScreen
 from frogdesk.tui.screens.modals import ApproveCommandScreen, StopChoiceScreen
 from frogdesk.tui.screens.session import SessionScreen
@@ -224,3 +225,18 @@ async def test_command_palette_lists_every_action(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)):
         titles = {command.title for command in app.get_system_commands(app.screen)}
         assert {"Stop", "Review", "Quant", "Sessions", "Reasoning", "Help", "Theme"} <= titles
+
+
+async def test_an_unexpected_worker_failure_is_shown(tmp_path: Path) -> None:
+    class BrokenListing(ReplayWorkbench):
+        def sessions(self) -> list[SessionSummary]:
+            raise OSError("sessions folder unreadable")
+
+    app = FrogDeskApp(BrokenListing(ReplaySession(RECORD, [])), Settings())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+s")
+        await wait_for(
+            pilot,
+            lambda: any("sessions folder unreadable" in str(n.message) for n in app._notifications),
+            "the error notification",
+        )

@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from frogdesk.config import Settings
+from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
     from frogdesk.models.local import LocalModel
@@ -36,7 +37,7 @@ class CostReady(Message):
     ok: bool
 
 
-class QuantSwitchScreen(ModalScreen[Path | None]):
+class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
     """Pick a model on disk; the switch cost is shown and Enter again confirms it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Cancel", id="quant_close")]

@@ -20,6 +20,7 @@ from frogdesk.review.model import SessionDiff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.bindings import review_bindings
 from frogdesk.tui.widgets.hunk_view import HunkView
+from frogdesk.tui.workers import ShowsWorkerErrors
 
 ReviewOutcome = tuple[Literal["closed", "send_back"], str]
 """How the review ended: closed, or sent back to the model with a comment."""
@@ -105,7 +106,7 @@ class CommentScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-class ReviewScreen(Screen[ReviewOutcome]):
+class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
     """Reviews one session's worktree diff against its base snapshot."""
 
     BINDINGS: ClassVar[list[BindingType]] = review_bindings()

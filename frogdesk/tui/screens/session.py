@@ -23,6 +23,7 @@ from frogdesk.tui.stream import EventBuffer
 from frogdesk.tui.widgets.conversation import Conversation
 from frogdesk.tui.widgets.prompt_input import PromptInput
 from frogdesk.tui.widgets.status_bar import StatusBar, short_model
+from frogdesk.tui.workers import ShowsWorkerErrors
 
 FRAME_SECONDS = 1 / 30
 """Streamed tokens reach the screen at most this often."""
@@ -30,7 +31,7 @@ FRAME_SECONDS = 1 / 30
 _CHANGING_TOOLS = {"Write", "Edit", "Bash"}
 
 
-class SessionScreen(Screen[None]):
+class SessionScreen(ShowsWorkerErrors, Screen[None]):
     """One agent session; the loop runs in a worker and streams into an EventBuffer."""
 
     BINDINGS = session_bindings()

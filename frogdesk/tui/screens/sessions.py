@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Footer, Label
 
 from frogdesk.tui.ports import SessionSummary, Workbench
 from frogdesk.tui.screens.modals import ConfirmScreen
+from frogdesk.tui.workers import ShowsWorkerErrors
 
 
 @dataclass
@@ -25,7 +26,7 @@ class SessionsListed(Message):
     sessions: list[SessionSummary]
 
 
-class SessionsScreen(Screen[str | None]):
+class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
     """Lists sessions newest first; Enter resumes (dismisses with its id), d discards."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

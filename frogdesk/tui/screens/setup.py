@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
 from frogdesk.config import Settings
 from frogdesk.models.download import Progress
 from frogdesk.paths import AppPaths
+from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
     from frogdesk.engine.types import Backend
@@ -73,7 +74,7 @@ class BackendReady(Message):
     backend: Backend
 
 
-class ModelSetupScreen(Screen[None]):
+class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
     """Lists the default repo's quants; Enter downloads the highlighted one, then loads it."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

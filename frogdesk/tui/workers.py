@@ -1,0 +1,24 @@
+"""The one place an unexpected worker failure becomes a visible error, mixed into each screen."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.worker import Worker, WorkerState
+
+
+def describe_failure(worker: Worker[Any]) -> str:
+    """One line naming the worker and its exception."""
+    error = worker.error
+    return f"{worker.name} failed: {type(error).__name__}: {error}"
+
+
+class ShowsWorkerErrors:
+    """Screens inherit this: worker state changes do not bubble, so each screen reports its own."""
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Notify the user of a worker that raised (expected failures are handled in place)."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            app = getattr(self, "app", None)
+            if app is not None:
+                app.notify(describe_failure(event.worker), severity="error", timeout=15)
