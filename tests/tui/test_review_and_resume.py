@@ -6,12 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import TextArea
 
 from frogdesk.config import Settings
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.core import CoreWorkbench
-from frogdesk.tui.screens.modals import StopChoiceScreen
-from frogdesk.tui.screens.review import CommentScreen, ReviewScreen
+from frogdesk.tui.screens.modals import ApproveCommandScreen, StopChoiceScreen
+from frogdesk.tui.screens.review import CommentScreen, EditHunkScreen, ReviewScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.screens.sessions import SessionsScreen
 from tests.sessions.scripted import call, fingerprint, make_repo, write_script
@@ -192,3 +193,75 @@ async def test_resume_after_restart(tmp_path: Path) -> None:
         assert screen.last_exit is not None and screen.last_exit.exit_reason == "agent"
         assert [c.call.name for c in screen.conversation.cards] == ["Edit"]
         assert screen.status.info.changed_files == 1
+
+
+async def test_edited_hunk_is_what_lands(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    app = make_app(repo, write_script(tmp_path / "s.jsonl", EDIT_AND_WRITE), tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await run_task(app, pilot, "fix add")
+        await pilot.press("ctrl+r")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, ReviewScreen) and bool(app.screen.views),
+            "the review",
+        )
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        calc = next(v for v in review.views if v.change.path == "calc.py")
+        review._select(review.views.index(calc))
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditHunkScreen), "the editor")
+        editor = app.screen.query_one(TextArea)
+        assert "return a + b" in editor.text
+        editor.text = editor.text.replace("return a + b", "return b + a  # edited")
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: app.screen is review, "the review again")
+        assert calc.decision == "approved" and calc.edited
+        await pilot.press("p")
+        await wait_for(pilot, lambda: not review.busy and bool(review.last_report), "the apply")
+        assert (repo / "calc.py").read_text(encoding="utf-8").endswith("return b + a  # edited\n")
+        assert not (repo / "CHANGES.md").exists()  # pending hunks are not applied
+
+
+async def test_bash_approval_on_the_real_none_shell(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    replies = [
+        "Run.\n</think>\n\n" + call("Bash", command="echo approved-run"),
+        "Run again.\n</think>\n\n" + call("Bash", command="echo refused-run"),
+        "Done.\n</think>\n\nOne ran, one was refused.",
+    ]
+    settings = Settings(backend="script", sandbox="none")
+    script = write_script(tmp_path / "s.jsonl", replies)
+    app = FrogDeskApp(CoreWorkbench(repo, settings, script=script), settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        await pilot.press(*"run things", "enter")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ApproveCommandScreen), "the first question", 60
+        )
+        assert isinstance(app.screen, ApproveCommandScreen) and "approved-run" in app.screen.command
+        await pilot.press("y")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApproveCommandScreen) and "refused" in app.screen.command
+            ),
+            "the second question",
+            60,
+        )
+        await pilot.press("n")
+        await wait_for(
+            pilot, lambda: screen.last_exit is not None and not screen.running, "the run", 60
+        )
+        first, second = screen.conversation.cards
+        assert (
+            first.observation is not None
+            and "approved-run" in first.observation.split("STDOUT:")[1]
+        )
+        assert (
+            second.observation is not None
+            and "refused-run" not in second.observation.split("STDERR:")[0].split("STDOUT:")[-1]
+        )
+        assert screen.status.info.sandbox == "none"
