@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from types import MappingProxyType
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
@@ -12,7 +13,7 @@ from textual.widgets import Static
 
 from frogdesk.review.model import FileChange, Hunk
 
-_MARK = {"pending": "·", "approved": "✓", "rejected": "✗"}
+_MARK = MappingProxyType({"pending": "·", "approved": "✓", "rejected": "✗"})
 
 
 def _text(lines: tuple[bytes, ...]) -> list[str]:

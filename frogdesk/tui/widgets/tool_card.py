@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 from textual.containers import VerticalScroll
@@ -11,13 +12,15 @@ from textual.widgets import Collapsible, Static
 from frogdesk.engine.types import ToolCall
 from frogdesk.tui.widgets.diffs import diff_syntax, edit_diff
 
-_MAIN_ARGUMENT = {
-    "Read": "file_path",
-    "Write": "file_path",
-    "Edit": "file_path",
-    "Glob": "pattern",
-    "Bash": "command",
-}
+_MAIN_ARGUMENT = MappingProxyType(
+    {
+        "Read": "file_path",
+        "Write": "file_path",
+        "Edit": "file_path",
+        "Glob": "pattern",
+        "Bash": "command",
+    }
+)
 
 
 def main_argument(call: ToolCall) -> str:
