@@ -35,7 +35,9 @@ def observation(turn: int) -> str:
     return "\n".join(lines)
 
 
-def run_ours(args: argparse.Namespace) -> tuple[dict[str, Any], list[Message], list[int]]:
+def run_ours(
+    args: argparse.Namespace,
+) -> tuple[dict[str, Any], list[Message], list[int], list[tuple[int, int]]]:
     """Our backend over the scripted conversation: its numbers, the messages, the tokens."""
     backend = LlamaBackend(args.model, n_ctx=args.n_ctx, n_threads=args.threads)
     tools = tool_schemas()
@@ -45,6 +47,7 @@ def run_ours(args: argparse.Namespace) -> tuple[dict[str, Any], list[Message], l
     decode_tokens = 0
     decode_s = prefill_s = 0.0
     known = 0
+    spans: list[tuple[int, int]] = []  # per turn: prompt length, tokens sampled
     try:
         for turn in range(args.turns):
             settings = GenerationSettings(max_tokens=args.max_tokens, seed=args.seed + turn)
@@ -58,6 +61,7 @@ def run_ours(args: argparse.Namespace) -> tuple[dict[str, Any], list[Message], l
                  "evaluated_tokens": usage.evaluated_tokens}
             )  # fmt: skip
             known = usage.prompt_tokens + usage.completion_tokens - 1
+            spans.append((usage.prompt_tokens, usage.completion_tokens))
             ttft.append(usage.ttft_seconds * 1000)
             decode_tokens += max(0, usage.completion_tokens - 1)
             decode_s += usage.decode_seconds
@@ -77,7 +81,7 @@ def run_ours(args: argparse.Namespace) -> tuple[dict[str, Any], list[Message], l
             "ttft_ms_per_turn": statistics.median(ttft),
         }
         tokens = backend.transcript.tokens[: backend.transcript.n_past]
-        return info, messages, tokens
+        return info, messages, tokens, spans
     finally:
         backend.close()
 
@@ -117,29 +121,38 @@ def run_baseline(args: argparse.Namespace, messages: list[Message]) -> list[int]
         llm.close()
 
 
-def run_raw(args: argparse.Namespace, prompt: list[int], n_tokens: int) -> float:
+def run_raw(args: argparse.Namespace, tokens: list[int], spans: list[tuple[int, int]]) -> float:
     """Tokens per second of a bare sample/decode loop with the same sampler settings.
 
-    It continues the same conversation (`prompt`) so attention spans the same lengths.
+    For each turn it starts from the same prompt (prefilled untimed, in a fresh context) and
+    times as many sample + decode steps as ours took there, so attention spans the same
+    lengths; like ours, the first token (time to first token) is not counted.
     """
     backend = LlamaBackend(args.model, n_ctx=args.n_ctx, n_threads=args.threads)
+    model = backend.model
+    steps = 0
+    elapsed = 0.0
     try:
-        model = backend.model
-        ctx = LlamaContext(model, ContextParams(args.n_ctx, args.threads))
-        ctx.decode(prompt, 0)
-        sampler = Sampler(
-            model, resolve(GenerationSettings(seed=args.seed), model.sampling_defaults())
-        )
-        pos = len(prompt)
-        start = time.perf_counter()
-        for _ in range(n_tokens):
-            token = sampler.sample(ctx.handle)
-            ctx.decode_one(token, pos)
-            pos += 1
-        elapsed = time.perf_counter() - start
-        sampler.close()
-        ctx.close()
-        return n_tokens / elapsed
+        for prompt_len, sampled in spans:
+            ctx = LlamaContext(model, ContextParams(args.n_ctx, args.threads))
+            sampler = Sampler(
+                model, resolve(GenerationSettings(seed=args.seed), model.sampling_defaults())
+            )
+            try:
+                ctx.decode(tokens[:prompt_len], 0)
+                token = sampler.sample(ctx.handle)
+                pos = prompt_len
+                start = time.perf_counter()
+                for _ in range(sampled - 1):
+                    ctx.decode_one(token, pos)
+                    pos += 1
+                    token = sampler.sample(ctx.handle)
+                elapsed += time.perf_counter() - start
+                steps += sampled - 1
+            finally:
+                sampler.close()
+                ctx.close()
+        return steps / elapsed if elapsed else 0.0
     finally:
         backend.close()
 
@@ -155,8 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print JSON only (the default)")
     args = parser.parse_args(argv)
-    ours, messages, tokens = run_ours(args)
-    raw = run_raw(args, tokens, max(16, args.max_tokens))
+    ours, messages, tokens, spans = run_ours(args)
+    raw = run_raw(args, tokens, spans)
     baseline = run_baseline(args, messages)
     turns = ours["turns"]
     for turn, base in zip(turns, baseline, strict=True):
