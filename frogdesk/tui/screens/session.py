@@ -16,6 +16,7 @@ from frogdesk.config import Settings
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage, ToolFinished
 from frogdesk.tui.bindings import session_bindings
+from frogdesk.tui.gil import decode_switch_interval
 from frogdesk.tui.messages import ChangedFiles, QuantSwitched, RunEnded, SessionOpened, WorkFailed
 from frogdesk.tui.ports import AgentSession, Workbench
 from frogdesk.tui.screens.modals import ApproveCommandScreen, StopAnswer, StopChoiceScreen
@@ -28,6 +29,10 @@ from frogdesk.tui.workers import ShowsWorkerErrors
 FRAME_SECONDS = 1 / 15
 """Streamed tokens reach the screen at most this often: faster than a 4B model decodes on a
 laptop CPU, and rare enough that repainting leaves the decode threads their cores."""
+
+SPEED_SECONDS = 0.5
+"""The live tokens-per-second readout changes at most this often: readable, and a repaint
+less on most frames."""
 
 _CHANGING_TOOLS = {"Write", "Edit", "Bash"}
 
@@ -51,6 +56,7 @@ class SessionScreen(ShowsWorkerErrors, Screen[None]):
         self._step_started = 0.0
         self._step_pushed = 0
         self._generating = False
+        self._speed_shown = 0.0
 
     def compose(self) -> ComposeResult:
         """Conversation above, prompt and status bar below."""
@@ -157,7 +163,8 @@ class SessionScreen(ShowsWorkerErrors, Screen[None]):
                 self.post_message(ChangedFiles(session.changed_files()))
 
         try:
-            session.run(prompt, cancel, emit)
+            with decode_switch_interval():
+                session.run(prompt, cancel, emit)
             changed = session.changed_files()
         except Exception as exc:
             self.post_message(WorkFailed("running the model", f"{type(exc).__name__}: {exc}"))
@@ -173,8 +180,10 @@ class SessionScreen(ShowsWorkerErrors, Screen[None]):
             self._update_status(events)
             await self.conversation.apply(events)
         if self._generating:
-            elapsed = time.monotonic() - self._step_started
-            if elapsed > 0.5:
+            now = time.monotonic()
+            elapsed = now - self._step_started
+            if elapsed > 0.5 and now - self._speed_shown >= SPEED_SECONDS:
+                self._speed_shown = now
                 rate = (self.buffer.pushed - self._step_pushed) / elapsed
                 self.status.update_info(tokens_per_second=rate)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from markdown_it import MarkdownIt
 from textual.containers import VerticalScroll
 from textual.widgets import Collapsible, Markdown, Static
 
@@ -18,18 +19,42 @@ from frogdesk.leaf.events import (
 from frogdesk.tui.widgets.tool_card import ToolCard
 
 
+class ReasoningParagraph(Static):
+    """A finished paragraph of reasoning; never re-rendered as more text arrives."""
+
+    DEFAULT_CSS = """
+    ReasoningParagraph {
+        margin: 0 0 1 0;
+    }
+    """
+
+
 class ReasoningView(Collapsible):
-    """The model's reasoning for one step, dimmed, collapsible."""
+    """The model's reasoning for one step, dimmed, collapsible.
+
+    Rendering is append-only: each finished paragraph (text up to a blank line) is moved
+    into its own widget, and only the paragraph being written is re-rendered per frame, so
+    a frame costs the same however long the reasoning has grown.
+    """
 
     def __init__(self, collapsed: bool) -> None:
         self.text = ""
-        self._body = Static("", classes="reasoning-text", markup=False)
-        super().__init__(self._body, title="Reasoning", collapsed=collapsed, classes="reasoning")
+        self._done = 0
+        self._tail = Static("", classes="reasoning-text", markup=False)
+        super().__init__(self._tail, title="Reasoning", collapsed=collapsed, classes="reasoning")
 
-    def add(self, text: str) -> None:
+    async def add(self, text: str) -> None:
         """Append a piece of reasoning."""
         self.text += text
-        self._body.update(self.text.strip())
+        shown = self.text.strip()
+        finished: list[ReasoningParagraph] = []
+        while (end := shown.find("\n\n", self._done + 1)) >= 0:
+            paragraph = shown[self._done : end]
+            finished.append(ReasoningParagraph(paragraph, classes="reasoning-text", markup=False))
+            self._done = end + 2
+        if finished:
+            await self.query_one(Collapsible.Contents).mount_all(finished, before=self._tail)
+        self._tail.update(shown[self._done :])
 
 
 class Conversation(VerticalScroll):
@@ -42,11 +67,18 @@ class Conversation(VerticalScroll):
         self._reasoning: ReasoningView | None = None
         self._content: Markdown | None = None
         self._cards: dict[tuple[int, int], ToolCard] = {}
+        self._parser: MarkdownIt | None = None
 
     @property
     def cards(self) -> list[ToolCard]:
         """The tool cards shown so far, in order."""
         return list(self._cards.values())
+
+    def _markdown_parser(self) -> MarkdownIt:
+        """One parser for every streamed append (building one per frame is wasted work)."""
+        if self._parser is None:
+            self._parser = MarkdownIt("gfm-like")
+        return self._parser
 
     def _end_segment(self) -> None:
         self._reasoning = None
@@ -86,12 +118,14 @@ class Conversation(VerticalScroll):
                 self._content = None
                 self._reasoning = ReasoningView(self.reasoning_collapsed)
                 await self.mount(self._reasoning)
-            self._reasoning.add(event.text)
+            await self._reasoning.add(event.text)
         elif isinstance(event, ContentDelta):
             if self._content is None:
                 if not event.text.strip():
                     return
-                self._content = Markdown("", classes="content")
+                self._content = Markdown(
+                    "", classes="content", parser_factory=self._markdown_parser
+                )
                 await self.mount(self._content)
             await self._content.append(event.text)
         elif isinstance(event, ToolStarted):

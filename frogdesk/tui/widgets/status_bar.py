@@ -58,9 +58,16 @@ class StatusBar(Static):
 
     def __init__(self, info: StatusInfo | None = None, *, id: str | None = None) -> None:
         self.info = info or StatusInfo()
-        super().__init__(format_status(self.info), id=id, markup=True)
+        self._line = format_status(self.info)
+        super().__init__(self._line, id=id, markup=True)
 
     def update_info(self, **changes: object) -> None:
-        """Replace the given fields (UI thread only)."""
+        """Replace the given fields (UI thread only); repaints only if the line changed.
+
+        The bar is one line high whatever it says, so a change never needs a new layout.
+        """
         self.info = replace(self.info, **changes)  # type: ignore[arg-type]
-        self.update(format_status(self.info))
+        line = format_status(self.info)
+        if line != self._line:
+            self._line = line
+            self.update(line, layout=False)
