@@ -80,3 +80,23 @@ def qwen35_quants(qwen35_gguf: Path) -> dict[str, Path]:
             qwen35_gguf, qwen35_gguf.with_name(f"tiny-qwen35-{name}.gguf"), name
         )
     return quants
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 3 MiB tmpfs (root only): a real file system that fills up."""
+    import subprocess
+
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    made = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a small file system here: {made.stderr!r}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)

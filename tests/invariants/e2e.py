@@ -7,8 +7,9 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.sessions.scripted import frogdesk, write_script
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "User",
@@ -115,27 +116,6 @@ def call(name: str, **params: str) -> str:
 def reply(thought: str, *calls: str, answer: str = "") -> str:
     """A raw model reply: reasoning closed by </think>, then content and calls."""
     return f"{thought}\n</think>\n\n{answer}" + "\n".join(calls)
-
-
-def write_script(path: Path, replies: list[str]) -> Path:
-    """The script backend's JSONL file of raw replies."""
-    path.write_text("".join(json.dumps({"text": r}) + "\n" for r in replies), encoding="utf-8")
-    return path
-
-
-def frogdesk(
-    *args: str, cwd: Path | None = None, stdin: str | None = None, timeout: float = 300
-) -> subprocess.CompletedProcess[str]:
-    """The real `frogdesk` command in a subprocess; FROGDESK_HOME comes from the test env."""
-    return subprocess.run(
-        [sys.executable, "-m", "frogdesk", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def run_script(

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -150,24 +149,6 @@ def test_corrupt_config_is_one_line_and_left_alone(tmp_path: Path, text: str) ->
     assert changed_paths(before, repo_state(repo)) == set()
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 3 MiB tmpfs (root only) to stand for a disk that fills up."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a small filesystem here: {made.stderr!r}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
-
-
 DISK_FULL_BUG = (
     "a full disk while the session writes its transcript ends `frogdesk run` with a "
     "Python traceback instead of a clear message"
@@ -176,7 +157,7 @@ DISK_FULL_BUG = (
 
 @pytest.mark.slow
 def test_full_disk_mid_session_is_a_clear_message_and_resumable(
-    tmp_path: Path, tiny_disk: Path, sandbox_level: str
+    tmp_path: Path, small_disk: Path, sandbox_level: str
 ) -> None:
     repo = make_user_repo(tmp_path)
     before = repo_state(repo)
@@ -187,14 +168,14 @@ def test_full_disk_mid_session_is_a_clear_message_and_resumable(
         reply("Done.", answer="ok"),
     ]
     script = write_script(tmp_path / "s.jsonl", replies)
-    env = {**os.environ, "FROGDESK_HOME": str(tiny_disk)}
+    env = {**os.environ, "FROGDESK_HOME": str(small_disk)}
     done = subprocess.run(
         [sys.executable, "-m", "frogdesk", "run", "Fill the disk.", "--repo", str(repo),
          "--script", str(script), "--json", "--output", str(tmp_path / "out")],
         capture_output=True, text=True, timeout=300, check=False, env=env,
     )  # fmt: skip
     assert changed_paths(before, repo_state(repo)) == set()
-    store = SessionStore(tiny_disk / "data" / "sessions")
+    store = SessionStore(small_disk / "data" / "sessions")
     [record] = store.list()
     transcript = store.read_transcript(record.id)  # readable: no torn line in the middle
     assert [s.step for s in transcript.steps][:1] == [0]

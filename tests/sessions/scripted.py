@@ -89,12 +89,13 @@ def write_script(path: Path, replies: list[str]) -> Path:
 
 
 def frogdesk(
-    *args: str, cwd: Path | None = None, timeout: float = 300
+    *args: str, cwd: Path | None = None, stdin: str | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
     """Run the real `frogdesk` command in a subprocess (FROGDESK_HOME comes from the test's env)."""
     return subprocess.run(
         [sys.executable, "-m", "frogdesk", *args],
         cwd=cwd,
+        input=stdin,
         capture_output=True,
         text=True,
         timeout=timeout,

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,24 +35,6 @@ def frogdesk_lines(done: subprocess.CompletedProcess[bytes]) -> list[str]:
     assert "Traceback" not in text, text
     lines = text.splitlines()
     return [x for x in lines if x.startswith("frogdesk: ") and not x.startswith("frogdesk: warn")]
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 3 MiB tmpfs: a real file system that fills up."""
-    mount = tmp_path / "disk"
-    mount.mkdir()
-    made = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-        capture_output=True,
-        check=False,
-    )
-    if made.returncode != 0:
-        pytest.skip(f"cannot mount a small file system here: {made.stderr!r}")
-    try:
-        yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def fill(folder: Path) -> Path:
