@@ -6,12 +6,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-DECODE_SWITCH_SECONDS = 0.0005
+DECODE_SWITCH_SECONDS = 0.0002
 """How long the UI thread may hold the GIL while the decode thread waits for it.
 
 Every call from llama.cpp's Python binding back into Python needs the GIL; at Python's
 default of 5 ms, one repaint of the screen can stall each of those calls for a whole
-interval, several times a token. Half a millisecond keeps a repaint from costing the
+interval, several times a token. A fifth of a millisecond keeps a repaint from costing the
 decode thread more than a sliver of a token, at a small cost in thread switches."""
 
 
