@@ -1,4 +1,4 @@
-"""Every observation string of LEAF.md, tool by tool, on real files and a real shell."""
+"""Every observation string of the Leaf protocol, tool by tool, on real files and a real shell."""
 
 from __future__ import annotations
 
