@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.engine.llama_gguf import GgufHeader, check_loadable
-from frogdesk.models.inspect import GgufInfo, full_attention_layers
+from frogdesk.models.inspect import GgufInfo, architecture_dims
 from frogdesk.models.memory import CONTEXT_PAD, estimate
 
 BASE_RESERVE = 96 * 2**20
@@ -94,17 +94,8 @@ def header_info(path: Path, header: GgufHeader) -> GgufInfo:
         full = f"{arch}.{name}"
         return header.arrays.get(full, meta.get(full))
 
-    block_count = _int(key("block_count"))
-    embedding = _int(key("embedding_length"))
-    head_count = _int(key("attention.head_count"))
-    kv_raw = key("attention.head_count_kv")
-    interval = _int(key("full_attention_interval"))
-    conv_kernel = _int(key("ssm.conv_kernel"))
-    nextn = _int(key("nextn_predict_layers"))
-    main_layers = block_count - nextn
-    full_attention = full_attention_layers(kv_raw, interval, conv_kernel, main_layers)
-    head_dim = embedding // head_count if head_count else 0
-    vocab = _int(key("vocab_size")) or _int(meta.get("tokenizer.ggml.tokens"))
+    dims = architecture_dims(key)
+    dims["vocab_size"] = dims["vocab_size"] or _int(meta.get("tokenizer.ggml.tokens"))
     return GgufInfo(
         path=path,
         parts=(path,),
@@ -114,28 +105,12 @@ def header_info(path: Path, header: GgufHeader) -> GgufInfo:
         parameters=0,
         file_bytes=header.file_size,
         tensor_bytes=max(header.expected_size - header.data_offset, 0),
-        context_length=_int(key("context_length")),
-        block_count=block_count,
-        embedding_length=embedding,
-        feed_forward_length=_int(key("feed_forward_length")),
-        vocab_size=vocab,
-        head_count=head_count,
-        head_count_kv=_int(kv_raw, head_count),
-        key_length=_int(key("attention.key_length"), head_dim),
-        value_length=_int(key("attention.value_length"), head_dim),
-        full_attention_layers=full_attention,
-        full_attention_interval=interval or 1,
-        recurrent_layers=(main_layers - full_attention) if conv_kernel > 0 else 0,
-        ssm_conv_kernel=conv_kernel,
-        ssm_inner_size=_int(key("ssm.inner_size")),
-        ssm_state_size=_int(key("ssm.state_size")),
-        ssm_group_count=_int(key("ssm.group_count")),
-        ssm_time_step_rank=_int(key("ssm.time_step_rank")),
-        nextn_layers=nextn,
+        **dims,
         chat_template="tokenizer.chat_template" in meta,
         license="",
         is_mmproj=False,
         layer_bytes=(),
+        sampling={},
     )
 
 

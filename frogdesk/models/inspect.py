@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,12 +89,12 @@ def _value(reader: Any, key: str, default: Any = None) -> Any:
 
 
 def _scalar(value: Any, default: int = 0) -> int:
-    """An int from a scalar or a per-layer array (the largest entry)."""
-    if value is None:
-        return default
+    """An int from a number or a per-layer array (the largest entry); `default` for anything else."""
     if isinstance(value, list):
         return max((int(v) for v in value), default=default)
-    return int(value)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    return default
 
 
 def split_parts(path: Path) -> tuple[Path, ...]:
@@ -129,6 +130,44 @@ def _open(path: Path) -> Any:
         raise ModelError(
             f"{path}: not a readable GGUF file ({exc}); it may be truncated or corrupt"
         ) from None
+
+
+def architecture_dims(key: Callable[[str], Any]) -> dict[str, int]:
+    """The layer, attention and recurrent sizes of GgufInfo, read as `key("block_count")` etc.
+
+    `key` looks a name up under the architecture's prefix; shared by the full GGUF reader
+    and the light header parse so both read a model the same way.
+    """
+    block_count = _scalar(key("block_count"))
+    embedding = _scalar(key("embedding_length"))
+    head_count = _scalar(key("attention.head_count"))
+    kv_raw = key("attention.head_count_kv")
+    head_dim = embedding // head_count if head_count else 0
+    interval = _scalar(key("full_attention_interval"))
+    conv_kernel = _scalar(key("ssm.conv_kernel"))
+    nextn = _scalar(key("nextn_predict_layers"))
+    main_layers = block_count - nextn
+    full_attention = full_attention_layers(kv_raw, interval, conv_kernel, main_layers)
+    return {
+        "context_length": _scalar(key("context_length")),
+        "block_count": block_count,
+        "embedding_length": embedding,
+        "feed_forward_length": _scalar(key("feed_forward_length")),
+        "vocab_size": _scalar(key("vocab_size")),
+        "head_count": head_count,
+        "head_count_kv": _scalar(kv_raw, head_count),
+        "key_length": _scalar(key("attention.key_length"), head_dim),
+        "value_length": _scalar(key("attention.value_length"), head_dim),
+        "full_attention_layers": full_attention,
+        "full_attention_interval": interval or 1,
+        "recurrent_layers": (main_layers - full_attention) if conv_kernel > 0 else 0,
+        "ssm_conv_kernel": conv_kernel,
+        "ssm_inner_size": _scalar(key("ssm.inner_size")),
+        "ssm_state_size": _scalar(key("ssm.state_size")),
+        "ssm_group_count": _scalar(key("ssm.group_count")),
+        "ssm_time_step_rank": _scalar(key("ssm.time_step_rank")),
+        "nextn_layers": nextn,
+    }
 
 
 def full_attention_layers(kv_raw: Any, interval: int, conv_kernel: int, main_layers: int) -> int:
@@ -169,21 +208,11 @@ def inspect_gguf(path: Path) -> GgufInfo:
                 layer = int(match.group(1))
                 layers[layer] = layers.get(layer, 0) + int(tensor.n_bytes)
 
-    block_count = _scalar(key("block_count"))
-    embedding = _scalar(key("embedding_length"))
-    head_count = _scalar(key("attention.head_count"))
-    kv_raw = key("attention.head_count_kv")
-    head_count_kv = _scalar(kv_raw, head_count)
-    head_dim = embedding // head_count if head_count else 0
-    interval = _scalar(key("full_attention_interval"), 0)
-    conv_kernel = _scalar(key("ssm.conv_kernel"))
-    nextn = _scalar(key("nextn_predict_layers"))
-    main_layers = block_count - nextn
-    full_attention = full_attention_layers(kv_raw, interval, conv_kernel, main_layers)
-    vocab = _scalar(key("vocab_size"), 0)
-    if not vocab:
+    dims = architecture_dims(key)
+    if not dims["vocab_size"]:
         tokens = reader.fields.get("tokenizer.ggml.tokens")
-        vocab = len(tokens.data) if tokens is not None else 0
+        dims["vocab_size"] = len(tokens.data) if tokens is not None else 0
+    block_count = dims["block_count"]
     general_type = str(_value(reader, "general.type", ""))
     sampling = {
         k.removeprefix("general.sampling."): _value(reader, k)
@@ -199,24 +228,7 @@ def inspect_gguf(path: Path) -> GgufInfo:
         parameters=parameters,
         file_bytes=sum(p.stat().st_size for p in parts),
         tensor_bytes=tensor_bytes,
-        context_length=_scalar(key("context_length")),
-        block_count=block_count,
-        embedding_length=embedding,
-        feed_forward_length=_scalar(key("feed_forward_length")),
-        vocab_size=vocab,
-        head_count=head_count,
-        head_count_kv=head_count_kv,
-        key_length=_scalar(key("attention.key_length"), head_dim),
-        value_length=_scalar(key("attention.value_length"), head_dim),
-        full_attention_layers=full_attention,
-        full_attention_interval=interval or 1,
-        recurrent_layers=(main_layers - full_attention) if conv_kernel > 0 else 0,
-        ssm_conv_kernel=conv_kernel,
-        ssm_inner_size=_scalar(key("ssm.inner_size")),
-        ssm_state_size=_scalar(key("ssm.state_size")),
-        ssm_group_count=_scalar(key("ssm.group_count")),
-        ssm_time_step_rank=_scalar(key("ssm.time_step_rank")),
-        nextn_layers=nextn,
+        **dims,
         chat_template="tokenizer.chat_template" in reader.fields,
         license=str(_value(reader, "general.license", "")),
         is_mmproj=general_type == "mmproj" or arch == "clip",
