@@ -10,20 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError, config_path, load_settings
+from frogdesk.commands.quantcheck import add_check_arguments, run_check
 from frogdesk.config import Settings
 from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
 from frogdesk.models.download import Progress
 from frogdesk.models.errors import ModelError
+from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.hub import hub_token, list_repo, resolve_endpoint
-from frogdesk.models.inspect import inspect_gguf
 from frogdesk.models.local import all_local, frogdesk_models, import_model
 from frogdesk.models.memory import largest_context, plan
-from frogdesk.models.pull import plan_pull, pull
-from frogdesk.models.quant_check_files import describe_result, latest_result
-from frogdesk.models.resolve import resolve_local
-from frogdesk.models.spec import parse_spec
-from frogdesk.models.system_memory import available_memory
-from frogdesk.models.warnings import (
+from frogdesk.models.model_warnings import (
     LICENSE_AMBIGUOUS,
     ModelWarning,
     acknowledge,
@@ -31,7 +27,12 @@ from frogdesk.models.warnings import (
     license_key,
     model_warnings,
 )
+from frogdesk.models.pull import plan_pull, pull
+from frogdesk.models.resolve import resolve_local
+from frogdesk.models.spec import parse_spec
+from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths
+from frogdesk.quantcheck.files import describe_result, latest_result
 
 
 def human_bytes(n: float) -> str:
@@ -410,7 +411,5 @@ def register(sub: Any) -> None:
     p = action("import", cmd_import, "make a local .gguf known to FrogDesk (linked, not copied)")
     p.add_argument("path", help="the .gguf file (any part of a split model)")
     p.add_argument("--copy", action="store_true", help="copy the file instead of linking it")
-    from frogdesk.models.quant_check_cli import add_check_arguments, run_check
-
     p = action("check", run_check, "measure how far quants drift from a reference on a corpus")
     add_check_arguments(p)

@@ -43,7 +43,7 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaLaunch:
     `gpu_layers` -1 lets the memory plan decide.
     """
     from frogdesk.models.errors import ModelError
-    from frogdesk.models.inspect import inspect_gguf
+    from frogdesk.models.gguf_info import inspect_gguf
     from frogdesk.models.memory import CONTEXT_PAD, largest_context, plan
     from frogdesk.models.system_memory import available_memory
 

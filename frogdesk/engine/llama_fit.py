@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.engine.llama_gguf import GgufHeader, check_loadable
-from frogdesk.models.inspect import GgufInfo, architecture_dims
+from frogdesk.models.gguf_info import GgufInfo, architecture_dims
 from frogdesk.models.memory import CONTEXT_PAD, estimate
 
 BASE_RESERVE = 96 * 2**20

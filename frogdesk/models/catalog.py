@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.models.errors import ModelError
+from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
 from frogdesk.models.hub import RepoListing
-from frogdesk.models.inspect import GgufInfo, inspect_gguf
 from frogdesk.models.local import LocalModel
 from frogdesk.models.memory import Plan, plan
+from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings
 from frogdesk.models.spec import GgufName, group_files
 from frogdesk.models.system_memory import MemoryAvailable
-from frogdesk.models.warnings import ModelWarning, is_frognano, model_warnings
 
 
 @dataclass(frozen=True)

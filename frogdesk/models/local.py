@@ -118,7 +118,7 @@ def is_gguf(path: Path) -> bool:
 
 def import_model(source: Path, models_dir: Path, copy: bool = False) -> Path:
     """Make a local GGUF known to FrogDesk: a symlink (or a copy) under models_dir/imported."""
-    from frogdesk.models.inspect import split_parts
+    from frogdesk.models.gguf_info import split_parts
 
     source = source.expanduser().resolve()
     if not source.is_file():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from frogdesk.models.inspect import GgufInfo
+from frogdesk.models.gguf_info import GgufInfo
 from frogdesk.models.system_memory import MemoryAvailable
 
 KV_TYPE_BYTES = {"f16": 2.0, "bf16": 2.0, "f32": 4.0, "q8_0": 34 / 32, "q4_0": 18 / 32}

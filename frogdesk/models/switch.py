@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.config import Settings
-from frogdesk.models.inspect import GgufInfo, inspect_gguf
-from frogdesk.models.warnings import ModelWarning, is_frognano, model_warnings
+from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
+from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings
 from frogdesk.paths import AppPaths
 
 CPU_FLOPS_PER_CORE = 40e9

@@ -21,7 +21,7 @@ from frogdesk.engine.llama_fit import (
     reserve,
 )
 from frogdesk.engine.llama_gguf import read_gguf_header
-from frogdesk.models.inspect import inspect_gguf
+from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import estimate
 
 

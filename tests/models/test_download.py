@@ -22,8 +22,8 @@ from frogdesk.models.download import (
     download,
     partial_path,
 )
+from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.hub import list_repo, resolve_url
-from frogdesk.models.inspect import inspect_gguf
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.spec import parse_spec
 from frogdesk.paths import AppPaths

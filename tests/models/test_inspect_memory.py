@@ -12,7 +12,7 @@ import pytest
 from frogdesk import cli
 from frogdesk.engine.llama_backend import LlamaBackend
 from frogdesk.models.errors import ModelError
-from frogdesk.models.inspect import inspect_gguf
+from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import estimate, largest_context, plan
 from frogdesk.models.system_memory import MemoryAvailable
 

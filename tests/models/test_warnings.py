@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from frogdesk import config
-from frogdesk.models.spec import parse_filename
-from frogdesk.models.warnings import (
+from frogdesk.models.model_warnings import (
     LICENSE_AMBIGUOUS,
     LOW_BITS,
     NO_QUALITY_EVAL,
@@ -16,6 +15,7 @@ from frogdesk.models.warnings import (
     license_key,
     model_warnings,
 )
+from frogdesk.models.spec import parse_filename
 from frogdesk.paths import AppPaths
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.commands.common import UserError, add_global_options
-from frogdesk.models.quant_check_cli import add_check_arguments, run_check
+from frogdesk.commands.quantcheck import add_check_arguments, run_check
 
 
 def _args(*argv: str) -> argparse.Namespace:

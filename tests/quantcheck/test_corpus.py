@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.leaf.schemas import TOOL_NAMES
-from frogdesk.models.check_corpus import (
+from frogdesk.quantcheck.corpus import (
     CODE,
     TRANSCRIPT,
     CorpusError,

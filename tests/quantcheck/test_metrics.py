@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from frogdesk.models.quant_check_eval import log_softmax
-from frogdesk.models.quant_check_metrics import (
+from frogdesk.quantcheck.evaluate import log_softmax
+from frogdesk.quantcheck.metrics import (
     MetricAccumulator,
     called_tool,
     compact,

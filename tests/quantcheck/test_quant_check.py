@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frogdesk.models.check_corpus import Corpus, load_corpus
-from frogdesk.models.quant_check import (
+from frogdesk.quantcheck.check import (
     CheckCancelled,
     CheckError,
     CheckOptions,
@@ -20,13 +19,14 @@ from frogdesk.models.quant_check import (
     compute_reference,
     score_against,
 )
-from frogdesk.models.quant_check_files import (
+from frogdesk.quantcheck.corpus import Corpus, load_corpus
+from frogdesk.quantcheck.files import (
     choose_reference,
     describe_result,
     latest_result,
     quant_label,
 )
-from frogdesk.models.quant_check_store import (
+from frogdesk.quantcheck.store import (
     ReferenceKey,
     file_sha256,
     load_reference,

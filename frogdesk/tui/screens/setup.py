@@ -138,9 +138,9 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         from frogdesk.models.errors import ModelError
         from frogdesk.models.hub import hub_token, list_repo, offline_requested, resolve_endpoint
         from frogdesk.models.local import all_local
-        from frogdesk.models.quant_check_files import describe_result, latest_result
         from frogdesk.models.spec import parse_spec
         from frogdesk.models.system_memory import available_memory
+        from frogdesk.quantcheck.files import describe_result, latest_result
 
         try:
             spec = parse_spec(self.settings.model, self.settings.aliases)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frogdesk.models.quant_check_store import check_dir, load_results
+from frogdesk.quantcheck.store import check_dir, load_results
 
 PRECISION_ORDER = (
     "F32", "BF16", "F16", "Q8_0", "Q6_K", "Q5_K_M", "Q5_1", "Q5_K_S", "Q5_0", "Q4_K_M",

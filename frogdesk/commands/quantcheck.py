@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TextIO
 
 from frogdesk.commands.common import UserError, load_settings
-from frogdesk.models.check_corpus import CorpusError
-from frogdesk.models.quant_check import (
+from frogdesk.paths import AppPaths
+from frogdesk.quantcheck.check import (
     CheckCancelled,
     CheckError,
     CheckOptions,
@@ -18,9 +18,9 @@ from frogdesk.models.quant_check import (
     CheckReport,
     check_quants,
 )
-from frogdesk.models.quant_check_eval import EvalOptions, ModelLoadError
-from frogdesk.models.quant_check_files import choose_reference
-from frogdesk.paths import AppPaths
+from frogdesk.quantcheck.corpus import CorpusError
+from frogdesk.quantcheck.evaluate import EvalOptions, ModelLoadError
+from frogdesk.quantcheck.files import choose_reference
 
 EXIT_CANCELLED = 130
 

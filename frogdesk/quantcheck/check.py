@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from frogdesk.models.check_corpus import Corpus, load_corpus
-from frogdesk.models.quant_check_eval import EvalOptions, ModelEvaluator
-from frogdesk.models.quant_check_files import quant_label
-from frogdesk.models.quant_check_metrics import MetricAccumulator, compact, tool_call_fidelity
-from frogdesk.models.quant_check_store import (
+from frogdesk.quantcheck.corpus import Corpus, load_corpus
+from frogdesk.quantcheck.evaluate import EvalOptions, ModelEvaluator
+from frogdesk.quantcheck.files import quant_label
+from frogdesk.quantcheck.metrics import MetricAccumulator, compact, tool_call_fidelity
+from frogdesk.quantcheck.store import (
     ReferenceKey,
     ReferenceRecord,
     file_sha256,
