@@ -8,10 +8,10 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from frogdesk.engine.grammar import CALL_TRIGGER, tool_call_grammar, trigger_pattern
 from frogdesk.engine.llama_context import DecodeError
 from frogdesk.engine.llama_sampling import GrammarUse, Sampler, resolve
-from frogdesk.engine.toolcall_parser import QwenXmlToolParser
+from frogdesk.engine.toolcall.grammar import CALL_TRIGGER, tool_call_grammar, trigger_pattern
+from frogdesk.engine.toolcall.parser import QwenXmlToolParser
 from frogdesk.engine.types import (
     EngineEvent,
     Finished,

@@ -9,8 +9,8 @@ from typing import Any
 
 import llama_cpp
 
-from frogdesk.engine.grammar import ToolGrammar
 from frogdesk.engine.llama_model import LlamaModel, SamplingDefaults
+from frogdesk.engine.toolcall.grammar import ToolGrammar
 from frogdesk.engine.types import GenerationSettings
 
 VENDOR_TEMPERATURE = 0.6

@@ -7,9 +7,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frogdesk.engine.toolcall_parser import QwenXmlToolParser, render_tool_call_xml
-from frogdesk.engine.toolcall_scan import CALL_OPEN, THINK_CLOSE
-from frogdesk.engine.toolcall_values import ToolSpec, check_arguments, tool_specs
+from frogdesk.engine.toolcall.parser import QwenXmlToolParser, render_tool_call_xml
+from frogdesk.engine.toolcall.scan import CALL_OPEN, THINK_CLOSE
+from frogdesk.engine.toolcall.values import ToolSpec, check_arguments, tool_specs
 from frogdesk.engine.types import (
     EngineEvent,
     FinishReason,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.engine.estimate import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens
-from frogdesk.engine.toolcall_parser import QwenXmlToolParser
+from frogdesk.engine.toolcall.parser import QwenXmlToolParser
 from frogdesk.engine.types import (
     BackendInfo,
     EngineEvent,

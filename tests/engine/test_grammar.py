@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.grammar import free_text_rules, tool_call_grammar, trigger_pattern
+from frogdesk.engine.toolcall.grammar import free_text_rules, tool_call_grammar, trigger_pattern
 from frogdesk.leaf.schemas import tool_schemas
 
 

@@ -11,7 +11,7 @@ import pytest
 from frogdesk.engine.llama_backend import LlamaBackend
 from frogdesk.engine.llama_model import SamplingDefaults
 from frogdesk.engine.llama_sampling import VENDOR_TEMPERATURE, resolve
-from frogdesk.engine.toolcall_values import check_arguments, tool_specs
+from frogdesk.engine.toolcall.values import check_arguments, tool_specs
 from frogdesk.engine.types import ContentDelta, GenerationSettings, Message, ReasoningDelta, Reply
 
 START = [Message("system", "You are an agent."), Message("user", "Move the robot.")]

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
-from frogdesk.engine.toolcall_parser import render_tool_call_xml
+from frogdesk.engine.toolcall.parser import render_tool_call_xml
 from frogdesk.engine.types import (
     Backend,
     EngineEvent,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from frogdesk.engine.toolcall_parser import (
+from frogdesk.engine.toolcall.parser import (
     QwenXmlToolParser,
     parse_reply,
     render_tool_call_xml,

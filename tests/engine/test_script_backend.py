@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.engine.script_backend import ScriptBackend, ScriptError
-from frogdesk.engine.toolcall_parser import render_tool_call_xml
+from frogdesk.engine.toolcall.parser import render_tool_call_xml
 from frogdesk.engine.types import (
     Backend,
     ContentDelta,

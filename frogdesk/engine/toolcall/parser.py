@@ -23,7 +23,7 @@ import json
 from collections.abc import Sequence
 from enum import Enum
 
-from frogdesk.engine.toolcall_scan import (
+from frogdesk.engine.toolcall.scan import (
     CALL_CLOSE,
     CALL_OPEN,
     FUNCTION_CLOSE,
@@ -34,7 +34,7 @@ from frogdesk.engine.toolcall_scan import (
     THINK_OPEN,
     CallScanner,
 )
-from frogdesk.engine.toolcall_values import ToolSpec, build_arguments, tool_specs
+from frogdesk.engine.toolcall.values import ToolSpec, build_arguments, tool_specs
 from frogdesk.engine.types import (
     ContentDelta,
     EngineEvent,

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frogdesk.engine.toolcall_values import ToolSpec, tool_specs
+from frogdesk.engine.toolcall.values import ToolSpec, tool_specs
 from frogdesk.engine.types import ToolSchema
 
 PARAM_CLOSE = "</parameter>"

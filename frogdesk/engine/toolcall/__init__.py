@@ -1,0 +1,1 @@
+"""The Qwen3-Coder XML tool-call format: streaming parser, value coercion and the grammar."""
