@@ -54,9 +54,9 @@ async def main() -> None:
     from frogdesk.tui.core import CoreWorkbench
     from frogdesk.tui.screens.review import ReviewScreen
     from frogdesk.tui.screens.setup import ModelSetupScreen
-    from tests.sessions.scripted import call, make_repo, write_script
-    from tests.tui.demo import demo_listing, mid_run
-    from tests.tui.workbench import ReplaySession, ReplayWorkbench
+    from tests.support.demo import demo_listing, mid_run
+    from tests.support.scripted import call, make_repo, write_script
+    from tests.support.workbench import ReplaySession, ReplayWorkbench
 
     OUT.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="frogdesk-shots-repo-"))

@@ -27,7 +27,7 @@ def main() -> int:
     from frogdesk.models.hub import list_repo
     from frogdesk.models.pull import pull
     from frogdesk.models.spec import parse_spec
-    from tests.models.hub_server import HubRepo, HubState, serve_hub
+    from tests.support.hub_server import HubRepo, HubState, serve_hub
 
     repo = "bench/Bench-GGUF"
     name = "Bench-Q4_K_M.gguf"

@@ -10,7 +10,7 @@ import pytest
 from frogdesk.review.diff import compute_diff, patch_text
 from frogdesk.sandbox.worktree import create_worktree, discard_worktree
 from frogdesk.sessions.patch import PatchError, worktree_diff
-from tests.sessions.scripted import git, make_repo
+from tests.support.scripted import git, make_repo
 
 
 def _check_applies(repo: Path, patch: str) -> None:

@@ -14,8 +14,8 @@ from frogdesk.review.feedback import feedback_message
 from frogdesk.sessions.runner import SessionClosedError, SessionService, SessionSpec
 from frogdesk.sessions.sendback import SessionBusyError
 from frogdesk.sessions.store import SessionNotFoundError
-from tests.integration.sessionkit import recording_service, script_file
-from tests.sessions.scripted import call, fingerprint, frogdesk, make_repo
+from tests.support.scripted import call, fingerprint, frogdesk, make_repo
+from tests.support.sessionkit import recording_service, script_file
 
 REPLIES = [
     "Fix add.\n</think>\n\n"

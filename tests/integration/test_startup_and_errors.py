@@ -13,7 +13,7 @@ from frogdesk.paths import AppPaths
 from frogdesk.sandbox.worktree import SIDECAR_SUFFIX, create_worktree, load_worktree
 from frogdesk.sessions.parts import STALE_AFTER
 from frogdesk.sessions.runner import SessionService
-from tests.sessions.scripted import frogdesk, make_repo
+from tests.support.scripted import frogdesk, make_repo
 
 
 def _settings(paths: AppPaths) -> config.Settings:

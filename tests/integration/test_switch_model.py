@@ -12,8 +12,8 @@ from frogdesk.models.errors import ModelError
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.runner import SessionClosedError, SessionService, SessionSpec
 from frogdesk.sessions.switch import SwitchRefusedError
-from tests.integration.sessionkit import script_file
-from tests.sessions.scripted import frogdesk, make_repo
+from tests.support.scripted import frogdesk, make_repo
+from tests.support.sessionkit import script_file
 
 REPO = "someone/FrogNano-tiny-GGUF"
 # small, fixed budgets: every reply is cut, so each run ends after one step and can go on

@@ -12,7 +12,7 @@ from frogdesk.review.diff import compute_diff
 from frogdesk.review.undo import latest_record, undo_apply
 from frogdesk.sandbox.worktree import create_worktree
 from frogdesk.sessions.store import SessionStore
-from tests.sessions.scripted import call, frogdesk, git, write_script
+from tests.support.scripted import call, frogdesk, git, write_script
 
 
 def make_repo(root: Path) -> Path:

@@ -15,8 +15,8 @@ from frogdesk.review.user_changes import (
 )
 from frogdesk.sandbox.select import detect
 from frogdesk.sessions.runner import SessionSpec
-from tests.integration.sessionkit import recording_service, script_file
-from tests.sessions.scripted import call, frogdesk, make_repo
+from tests.support.scripted import call, frogdesk, make_repo
+from tests.support.sessionkit import recording_service, script_file
 
 
 @pytest.fixture

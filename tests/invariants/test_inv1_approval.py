@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.invariants.e2e import (
+from tests.support.e2e import (
     BIG_LINES,
     call,
     changed_paths,

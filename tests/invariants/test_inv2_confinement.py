@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.invariants.e2e import (
+from tests.support.e2e import (
     call,
     changed_paths,
     frogdesk,

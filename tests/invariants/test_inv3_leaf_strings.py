@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.invariants.e2e import call, frogdesk, make_user_repo, reply, run_script
+from tests.support.e2e import call, frogdesk, make_user_repo, reply, run_script
 
 # Leaf's protocol, written out from its description (not imported from FrogDesk).
 LEAF_SYSTEM = (

@@ -32,7 +32,7 @@ from frogdesk.engine.types import (
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.runner import SessionService, SessionSpec
-from tests.invariants.e2e import make_user_repo
+from tests.support.e2e import make_user_repo
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 

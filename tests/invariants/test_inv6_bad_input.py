@@ -12,7 +12,7 @@ import pytest
 
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.store import SessionStore
-from tests.invariants.e2e import (
+from tests.support.e2e import (
     call,
     changed_paths,
     frogdesk,

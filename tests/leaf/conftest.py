@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.leaf.runner import ToolRunner
-from tests.leaf.plain_shell import PlainShell
+from tests.support.plain_shell import PlainShell
 
 
 @pytest.fixture

@@ -28,8 +28,8 @@ from frogdesk.leaf.loop import LoopConfig, run_loop
 from frogdesk.leaf.records import LoopResult, StepRecord
 from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
-from tests.leaf.event_backend import EventBackend, reply
-from tests.leaf.plain_shell import PlainShell
+from tests.support.event_backend import EventBackend, reply
+from tests.support.plain_shell import PlainShell
 
 
 def opening(task: str = "fix it") -> list[Message]:

@@ -12,8 +12,7 @@ import pytest
 from frogdesk import cli, config
 from frogdesk.models.resolve import resolve_local
 from frogdesk.paths import AppPaths
-from tests.models.conftest import PREFIX, REPO
-from tests.models.hub_server import RunningHub
+from tests.support.hub_server import PREFIX, REPO, RunningHub
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

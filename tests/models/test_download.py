@@ -27,8 +27,7 @@ from frogdesk.models.hub import list_repo, resolve_url
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.spec import parse_spec
 from frogdesk.paths import AppPaths
-from tests.models.conftest import PREFIX, REPO
-from tests.models.hub_server import RunningHub
+from tests.support.hub_server import PREFIX, REPO, RunningHub
 
 CHILD = Path(__file__).with_name("pull_child.py")
 ROOT = Path(__file__).resolve().parents[2]

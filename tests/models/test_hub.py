@@ -11,8 +11,7 @@ from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import list_repo, resolve_endpoint
 from frogdesk.models.spec import group_files
 from frogdesk.paths import AppPaths
-from tests.models.conftest import PREFIX, REPO
-from tests.models.hub_server import RunningHub
+from tests.support.hub_server import PREFIX, REPO, RunningHub
 
 
 def test_listing_has_sizes_and_lfs_sha256(hub: RunningHub) -> None:

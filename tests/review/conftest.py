@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.sandbox.worktree import Worktree, create_worktree
-from tests.review.helpers import MakeSession, git
+from tests.support.review_helpers import MakeSession, git
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from frogdesk.review.apply import UnknownHunk, apply_hunks
 from frogdesk.review.diff import compute_diff
-from tests.review.helpers import MakeSession, git, repo_fingerprint
+from tests.support.review_helpers import MakeSession, git, repo_fingerprint
 
 
 def _lines(n: int, fmt: bytes = b"line %d\n") -> bytes:

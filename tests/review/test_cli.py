@@ -11,7 +11,7 @@ from frogdesk.cli import main
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import SessionStore
-from tests.review.helpers import MakeSession, repo_fingerprint
+from tests.support.review_helpers import MakeSession, repo_fingerprint
 
 
 def _session(repo: Path, make_session: MakeSession, sid: str) -> Path:
@@ -90,7 +90,7 @@ def test_user_errors(
 def test_apply_all_with_commit(
     user_repo: Path, make_session: MakeSession, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.review.helpers import git
+    from tests.support.review_helpers import git
 
     wt = _session(user_repo, make_session, "s4")
     (wt / "c.txt").write_bytes(b"c\n")

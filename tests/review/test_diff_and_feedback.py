@@ -9,7 +9,7 @@ import pytest
 from frogdesk.review.decisions import HunkDecisions, load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message, reset_to_reviewed
-from tests.review.helpers import MakeSession, git, repo_fingerprint
+from tests.support.review_helpers import MakeSession, git, repo_fingerprint
 
 
 def _lines(n: int) -> bytes:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from frogdesk.review.apply import apply_hunks
 from frogdesk.review.diff import compute_diff
 from frogdesk.sandbox.worktree import create_worktree
-from tests.review.helpers import git, repo_fingerprint
+from tests.support.review_helpers import git, repo_fingerprint
 
 N_LINES = 30
 SESSION_LINES = range(0, 14)  # the session edits only here ...

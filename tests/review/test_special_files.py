@@ -9,7 +9,7 @@ import pytest
 
 from frogdesk.review.apply import apply_hunks
 from frogdesk.review.diff import compute_diff
-from tests.review.helpers import MakeSession, git
+from tests.support.review_helpers import MakeSession, git
 
 BASE = {
     "bin.dat": bytes(range(256)) * 4,

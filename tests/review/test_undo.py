@@ -8,7 +8,7 @@ from pathlib import Path
 from frogdesk.review.apply import apply_hunks
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.undo import latest_record, load_records, undo_apply
-from tests.review.helpers import MakeSession, repo_fingerprint
+from tests.support.review_helpers import MakeSession, repo_fingerprint
 
 
 def test_undo_restores_exact_bytes_modes_and_deleted_files(

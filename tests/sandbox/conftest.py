@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.sandbox.worktree import Worktree, create_worktree, discard_worktree
-from tests.sandbox.gitutil import git
+from tests.support.gitutil import git
 
 
 @pytest.fixture

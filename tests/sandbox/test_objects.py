@@ -17,7 +17,7 @@ from frogdesk.sandbox.select import ShellChoice, choose_shell
 from frogdesk.sandbox.shell_bwrap import find_bwrap
 from frogdesk.sandbox.shell_types import ShellResult
 from frogdesk.sandbox.worktree import Worktree, git_dirs
-from tests.sandbox.gitutil import git
+from tests.support.gitutil import git
 
 CONFINED = ["bwrap", "landlock"]
 

@@ -18,7 +18,7 @@ from frogdesk.sandbox.process import descendants
 from frogdesk.sandbox.select import ShellChoice, choose_shell
 from frogdesk.sandbox.shell_bwrap import find_bwrap
 from frogdesk.sandbox.worktree import Worktree, git_dirs
-from tests.sandbox.gitutil import git
+from tests.support.gitutil import git
 
 LEVELS = ["bwrap", "landlock"]
 

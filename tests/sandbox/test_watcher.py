@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from frogdesk.sandbox.watcher import RepoWatcher
-from tests.sandbox.gitutil import git
+from tests.support.gitutil import git
 
 
 def wait_for(watcher: RepoWatcher, path: str) -> set[str]:

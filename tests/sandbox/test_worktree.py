@@ -21,7 +21,7 @@ from frogdesk.sandbox.worktree import (
     prune_stale,
     snapshot_commit,
 )
-from tests.sandbox.gitutil import git
+from tests.support.gitutil import git
 
 
 def tree_files(commit: str, repo: Path) -> dict[str, str]:

@@ -14,7 +14,7 @@ import pytest
 
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.store import SessionStore
-from tests.sessions.scripted import fingerprint, fixing_replies, frogdesk, make_repo, write_script
+from tests.support.scripted import fingerprint, fixing_replies, frogdesk, make_repo, write_script
 
 
 def wait_for(predicate: object, what: str, limit: float = 120.0) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.store import SessionStore
-from tests.sessions.scripted import call, frogdesk, make_repo, write_script
+from tests.support.scripted import call, frogdesk, make_repo, write_script
 
 REPLIES = [
     "  Look first.  \n</think>\n\n" + call("Read", file_path="calc.py") + "\n",

@@ -10,7 +10,7 @@ import pytest
 from frogdesk.engine.llama_backend import LlamaBackend
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.store import SessionStore
-from tests.sessions.scripted import frogdesk, make_repo
+from tests.support.scripted import frogdesk, make_repo
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 

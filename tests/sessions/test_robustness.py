@@ -17,7 +17,7 @@ from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.runner import SessionService, SessionSpec
 from frogdesk.sessions.store import SessionStore, StoreWriteError, atomic_write
-from tests.sessions.scripted import call, fingerprint, make_repo, write_script
+from tests.support.scripted import call, fingerprint, make_repo, write_script
 
 
 def cli(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sessions.scripted import (
+from tests.support.scripted import (
     fingerprint,
     fixing_replies,
     frogdesk,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sessions.scripted import fingerprint, frogdesk, make_repo
+from tests.support.scripted import fingerprint, frogdesk, make_repo
 
 BUDGET_EXITS = {"agent", "max_turns", "max_tokens_per_turn", "max_context_len"}
 

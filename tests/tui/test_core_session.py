@@ -10,8 +10,8 @@ from frogdesk.config import Settings
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.session import SessionScreen
-from tests.sessions.scripted import fingerprint, fixing_replies, make_repo, write_script
-from tests.tui.pilot_support import wait_for
+from tests.support.pilot import wait_for
+from tests.support.scripted import fingerprint, fixing_replies, make_repo, write_script
 
 pytestmark = pytest.mark.anyio
 

@@ -12,10 +12,9 @@ from frogdesk.paths import AppPaths
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.screens.setup import ModelSetupScreen
-from tests.models.conftest import REPO
-from tests.models.hub_server import RunningHub
-from tests.sessions.scripted import make_repo
-from tests.tui.pilot_support import wait_for
+from tests.support.hub_server import REPO, RunningHub
+from tests.support.pilot import wait_for
+from tests.support.scripted import make_repo
 
 pytestmark = [pytest.mark.anyio, pytest.mark.llama, pytest.mark.slow]
 

@@ -15,8 +15,8 @@ from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.quant import QuantSwitchScreen
 from frogdesk.tui.screens.session import SessionScreen
-from tests.sessions.scripted import make_repo
-from tests.tui.pilot_support import wait_for
+from tests.support.pilot import wait_for
+from tests.support.scripted import make_repo
 
 pytestmark = [pytest.mark.anyio, pytest.mark.llama, pytest.mark.slow]
 

@@ -15,8 +15,8 @@ from frogdesk.tui.screens.modals import ApproveCommandScreen, StopChoiceScreen
 from frogdesk.tui.screens.review import CommentScreen, EditHunkScreen, ReviewScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.screens.sessions import SessionsScreen
-from tests.sessions.scripted import call, fingerprint, make_repo, write_script
-from tests.tui.pilot_support import wait_for
+from tests.support.pilot import wait_for
+from tests.support.scripted import call, fingerprint, make_repo, write_script
 
 pytestmark = pytest.mark.anyio
 

@@ -19,8 +19,8 @@ from frogdesk.tui.screens.modals import ApproveCommandScreen, StopChoiceScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.widgets.conversation import ReasoningView
 from frogdesk.tui.widgets.prompt_input import PromptInput
-from tests.tui.pilot_support import scripted_run, wait_for
-from tests.tui.workbench import ReplaySession, ReplayWorkbench
+from tests.support.pilot import scripted_run, wait_for
+from tests.support.workbench import ReplaySession, ReplayWorkbench
 
 pytestmark = pytest.mark.anyio
 

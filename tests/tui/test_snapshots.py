@@ -14,10 +14,10 @@ from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.review import ReviewScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.screens.setup import ModelSetupScreen
-from tests.sessions.scripted import call, make_repo, write_script
-from tests.tui.demo import demo_listing, mid_run
-from tests.tui.pilot_support import wait_for
-from tests.tui.workbench import ReplaySession, ReplayWorkbench
+from tests.support.demo import demo_listing, mid_run
+from tests.support.pilot import wait_for
+from tests.support.scripted import call, make_repo, write_script
+from tests.support.workbench import ReplaySession, ReplayWorkbench
 
 THEMES = ["frogdesk-dark", "frogdesk-light"]
 SIZE = (120, 36)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sessions.scripted import fingerprint, make_repo
+from tests.support.scripted import fingerprint, make_repo
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 

@@ -14,6 +14,10 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+REPO = "bartowski/microsoft_FrogNano-4B-2609-GGUF"
+"""The stand-in Hub's FrogNano repository."""
+PREFIX = "microsoft_FrogNano-4B-2609"
+"""The file-name prefix of REPO's quants."""
 
 
 def git_blob_sha1(data: bytes) -> str:

@@ -9,7 +9,7 @@ import stat
 import subprocess
 from pathlib import Path
 
-from tests.sessions.scripted import frogdesk, write_script
+from tests.support.scripted import frogdesk, write_script
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "User",
