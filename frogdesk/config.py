@@ -61,6 +61,10 @@ class Settings:
     """Sampling temperature (the vendor's 0.6)."""
     seed: int = -1
     """Sampling seed; -1 picks a fresh one each run."""
+    attempts: int = 1
+    """Attempts at each task, side by side in their own worktrees (`run --attempts N`)."""
+    check_timeout: float = 600.0
+    """Seconds the check command may run in each attempt's worktree before it counts as failed."""
     enable_thinking: bool = True
     """Let the model reason in <think> before acting, as it was trained."""
     sandbox: str = "auto"

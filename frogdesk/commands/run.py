@@ -13,6 +13,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from frogdesk.commands.attempts import (
+    add_attempt_options,
+    check_attempt_options,
+    run_attempts_command,
+)
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
 from frogdesk.leaf.events import (
@@ -49,7 +54,11 @@ def register(sub: Any) -> None:
         "--endpoint", default=None, help="OpenAI-compatible base URL (openai backend)"
     )
     source.add_argument(
-        "--script", type=Path, default=None, help="JSONL of raw replies (script backend)"
+        "--script",
+        type=Path,
+        action="append",
+        default=None,
+        help="JSONL of raw replies (script backend); with --attempts N, once or once per attempt",
     )
     parser.add_argument("--output", type=Path, default=None, help="folder for the result files")
     parser.add_argument("--max-steps", type=int, default=None, help="step budget (default 150)")
@@ -62,6 +71,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     parser.add_argument("--apply", action="store_true", help="apply every change to the repository")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    add_attempt_options(parser)
     parser.set_defaults(func=main)
 
 
@@ -158,10 +168,13 @@ def main(args: argparse.Namespace) -> int:
 
     settings = load_settings(args, _overrides(args))
     backend = settings.backend
+    scripts: list[Path] = args.script or []
     if args.script is not None:
         backend = "script" if args.backend in (None, "script") else backend
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    attempts = args.attempts if args.attempts is not None else settings.attempts
+    check_attempt_options(args, attempts, len(scripts), settings.check_timeout)
     if backend == "script" and args.script is None:
         raise UserError("the script backend needs --script FILE")
     if backend == "openai" and not (args.endpoint or settings.openai_endpoint):
@@ -174,7 +187,7 @@ def main(args: argparse.Namespace) -> int:
         backend=backend,
         model=args.model or (settings.openai_model if backend == "openai" else settings.model),
         endpoint=args.endpoint or settings.openai_endpoint,
-        script=str(args.script) if args.script else "",
+        script=str(scripts[0]) if scripts else "",
     )
     if backend == "llama":
         from frogdesk.models.errors import ModelError
@@ -185,6 +198,8 @@ def main(args: argparse.Namespace) -> int:
         except ModelError as exc:
             raise UserError(str(exc)) from None
     service = SessionService(AppPaths.default(), settings, approve=ask_on_tty)
+    if attempts != 1 or len(scripts) > 1 or args.check is not None:
+        return run_attempts_command(service, spec, attempts, [str(s) for s in scripts], args)
     return run_session(service, spec=spec, resume_id=None, args=args)
 
 

@@ -1,0 +1,1 @@
+"""Several attempts at one task, checked by the repository's own tests and ranked."""

@@ -1,0 +1,195 @@
+"""`frogdesk run --attempts N`: several attempts at one task, checked, ranked and chosen."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any, TextIO, cast
+
+from frogdesk.attempts.check import DEFAULT_CHECK_TIMEOUT
+from frogdesk.attempts.rank import RANKING
+from frogdesk.attempts.record import AttemptsOutcome
+from frogdesk.commands.common import UserError
+from frogdesk.inert import inert_line
+from frogdesk.leaf.events import LoopEvent
+
+
+def add_attempt_options(parser: argparse.ArgumentParser) -> None:
+    """The options of `frogdesk run` that ask for several attempts and their check."""
+    group = parser.add_argument_group("attempts")
+    group.add_argument(
+        "--attempts",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run N attempts side by side, each in its own worktree (default: the attempts setting)",
+    )
+    group.add_argument(
+        "--check",
+        default=None,
+        metavar="CMD",
+        help="check command run in each attempt's sandbox (default: detected; '' for none)",
+    )
+    group.add_argument(
+        "--check-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"seconds one check may run (default {DEFAULT_CHECK_TIMEOUT:g})",
+    )
+    group.add_argument(
+        "--discard-others",
+        action="store_true",
+        help="discard the attempts that were not chosen (default: keep them)",
+    )
+
+
+def check_attempt_options(
+    args: argparse.Namespace, n: int, scripts: int, default_timeout: float
+) -> None:
+    """Refuse bad attempt options in one line, before a model is looked for."""
+    from frogdesk.attempts.service import AttemptsError, check_counts
+
+    timeout = args.check_timeout if args.check_timeout is not None else default_timeout
+    try:
+        check_counts(n, scripts, timeout)
+    except AttemptsError as exc:
+        raise UserError(str(exc)) from None
+
+
+class _Prefixed:
+    """A text stream that prefixes each line with an attempt's number; one lock for all."""
+
+    def __init__(self, stream: TextIO, prefix: str, lock: threading.Lock) -> None:
+        self.stream = stream
+        self.prefix = prefix
+        self.lock = lock
+
+    def write(self, text: str) -> int:
+        """Write whole lines under the shared lock."""
+        with self.lock:
+            return self.stream.write(self.prefix + text)
+
+    def flush(self) -> None:
+        """Flush the stream."""
+        self.stream.flush()
+
+
+class AttemptPrinter:
+    """Progress lines of every attempt on one stream, each prefixed with its number."""
+
+    def __init__(self, stream: TextIO, quiet: bool) -> None:
+        from frogdesk.commands.run import ProgressPrinter
+
+        self._lock = threading.Lock()
+        self._stream = stream
+        self._quiet = quiet
+        self._printers: dict[int, ProgressPrinter] = {}
+        self._make = ProgressPrinter
+
+    def __call__(self, index: int, event: LoopEvent) -> None:
+        """Print one attempt's event (called from the attempt's thread)."""
+        printer = self._printers.get(index)
+        if printer is None:
+            stream = _Prefixed(self._stream, f"[{index + 1}] ", self._lock)
+            printer = self._printers.setdefault(
+                index, self._make(cast(TextIO, stream), self._quiet)
+            )
+        printer(event)
+
+
+def describe(outcome: AttemptsOutcome) -> list[str]:
+    """The attempts as text lines, best first when ranked."""
+    lines: list[str] = []
+    if outcome.ranked:
+        lines.append(f"check: {outcome.check_command} ({outcome.check_source})")
+        lines.append(f"ranking: {RANKING}")
+    else:
+        lines.extend(outcome.notes)
+    for place, attempt in enumerate(outcome.attempts, start=1):
+        check = attempt.check
+        verdict = "no check"
+        if check is not None:
+            verdict = "passed" if check.passed else f"failed ({check.exit_code})"
+            verdict += f" in {check.seconds:.1f}s: {check.summary}"
+        label = f"#{place}" if outcome.ranked else f"attempt {attempt.index + 1}"
+        lines.append(
+            f"{label} {attempt.session_id or '-'} seed {attempt.seed}: {attempt.exit_reason}, "
+            f"{len(attempt.files_changed)} files +{attempt.lines_added}/-{attempt.lines_removed}, "
+            f"{attempt.n_steps} steps, {attempt.tokens} tokens, {attempt.seconds:.1f}s; {verdict}"
+        )
+        if attempt.error:
+            lines.append(f"    error: {inert_line(attempt.error)}")
+    if outcome.chosen:
+        lines.append(
+            f"chosen: {outcome.chosen} (review it with `frogdesk review {outcome.chosen}`)"
+        )
+    elif outcome.ranked:
+        lines.append("chosen: none (no attempt passed the check)")
+    return lines
+
+
+def run_attempts_command(
+    service: Any, spec: Any, n: int, scripts: list[str], args: argparse.Namespace
+) -> int:
+    """Run the attempts, print them, apply or discard as asked.
+
+    Exit 0 when an attempt was chosen (its check passed), or, without a check, when at
+    least one attempt ended with a final answer; 1 otherwise.
+    """
+    from frogdesk.attempts.service import (
+        AttemptsError,
+        AttemptsSpec,
+        choose_attempt,
+        run_attempts,
+    )
+    from frogdesk.commands.run import ProgressPrinter, stop_on_signals
+    from frogdesk.sessions.runner import apply_all, session_errors
+
+    timeout = (
+        args.check_timeout if args.check_timeout is not None else service.settings.check_timeout
+    )
+    attempts = AttemptsSpec(
+        task=spec.task,
+        repo=spec.repo,
+        n=n,
+        backend=spec.backend,
+        model=spec.model,
+        endpoint=spec.endpoint,
+        scripts=tuple(scripts),
+        check=args.check,
+        check_timeout=timeout,
+    )
+    printer = ProgressPrinter(sys.stderr, getattr(args, "quiet", False))
+    output: Path | None = args.output.expanduser() if args.output else None
+    try:
+        with stop_on_signals(printer) as cancel:
+            outcome = run_attempts(
+                service,
+                attempts,
+                cancel=cancel,
+                on_event=AttemptPrinter(sys.stderr, getattr(args, "quiet", False)),
+                on_started=lambda ids: printer.write(
+                    f"attempts: {' '.join(i or '-' for i in ids)}"
+                ),
+                results_root=output,
+            )
+        if outcome.chosen and args.discard_others:
+            for gone in choose_attempt(service, outcome, outcome.chosen, keep_others=False):
+                printer.write(f"discarded {gone}")
+        if outcome.chosen and args.apply:
+            printer.write(apply_all(service, service.store.get(outcome.chosen)))
+    except AttemptsError as exc:
+        raise UserError(str(exc)) from None
+    except session_errors() as exc:
+        raise UserError(str(exc)) from None
+    if args.json:
+        sys.stdout.write(json.dumps(outcome.to_json()) + "\n")
+    else:
+        sys.stdout.write("".join(line + "\n" for line in describe(outcome)))
+    if outcome.ranked:
+        return 0 if outcome.chosen else 1
+    return 0 if any(a.exit_reason == "agent" for a in outcome.attempts) else 1
