@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.sessions.scripted import call, write_script
+from tests.support.scripted import call, write_script
 
 CHECK = "python3 -B -m unittest -q test_calc"
 """The repository's own test, as the check command."""

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from tests.attempts.scripts import CHECK, three_scripts
-from tests.sessions.scripted import fingerprint, frogdesk, make_repo
+from tests.support.scripted import fingerprint, frogdesk, make_repo
 
 
 def _scripts_args(scripts: list[Path]) -> list[str]:
@@ -81,7 +81,7 @@ def test_without_a_check_the_attempts_are_compared_not_ranked(
     make_repo(tmp_path)  # test_calc.py would be detected; this repo has no tests at all
     repo = tmp_path / "repo"
     (repo / "test_calc.py").unlink()
-    from tests.sessions.scripted import git
+    from tests.support.scripted import git
 
     git(repo, "commit", "-qam", "no tests")
     scripts = three_scripts(tmp_path)

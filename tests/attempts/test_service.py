@@ -24,8 +24,8 @@ from frogdesk.sessions.parts import default_backend
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.runner import SessionService
 from tests.attempts.scripts import CHECK, edit_then_answer, three_scripts
-from tests.leaf.plain_shell import PlainShell
-from tests.sessions.scripted import call, fingerprint, make_repo, write_script
+from tests.support.plain_shell import PlainShell
+from tests.support.scripted import call, fingerprint, make_repo, write_script
 
 
 def service(**overrides: object) -> SessionService:
