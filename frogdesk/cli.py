@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from frogdesk import __version__
 from frogdesk.commands import common
+from frogdesk.errors import FrogDeskError
+from frogdesk.inert import inert_line
+
+EXIT_BROKEN_PIPE = 141
+"""128 + SIGPIPE: what a shell reports for a command whose reader went away."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,21 +35,59 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _fail(message: str, debug: bool) -> None:
+    """One line on stderr (the traceback before it under --debug)."""
+    if debug:
+        traceback.print_exc()
+    print(f"frogdesk: {inert_line(message)}", file=sys.stderr)
+
+
+def _quiet_broken_pipe() -> int:
+    """The reader of stdout went away (`| head`): stop without a word, and keep Python's
+    shutdown flush from failing on the same pipe."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse arguments and run the chosen command; user errors exit 2 without a traceback."""
+    """Parse arguments and run the chosen command.
+
+    A FrogDeskError (a problem the user can fix) or an OSError from the system prints one
+    line on stderr and exits with its code; `--debug` adds the traceback. Anything else is
+    a bug and keeps its traceback.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
+    debug = bool(getattr(args, "debug", False))
     try:
         if not getattr(args, "tolerates_bad_config", False):
             common.load_settings(args)  # a bad config file stops here with one clear line
         code: int = args.func(args)
-    except common.UserError as exc:
-        print(f"frogdesk: {exc}", file=sys.stderr)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below
+    except BrokenPipeError:
+        return _quiet_broken_pipe()
+    except FrogDeskError as exc:
+        _fail(str(exc), debug)
         return exc.exit_code
+    except OSError as exc:
+        _fail(_describe_os_error(exc), debug)
+        return 1
     except KeyboardInterrupt:
         print("frogdesk: interrupted", file=sys.stderr)
         return 130
     return code
+
+
+def _describe_os_error(exc: OSError) -> str:
+    """`what: why` for a system error, without Python's `[Errno N]` prefix."""
+    why = exc.strerror or str(exc)
+    where = exc.filename if exc.filename is not None else ""
+    return f"{os.fsdecode(where)}: {why}" if where else why
 
 
 if __name__ == "__main__":

@@ -15,11 +15,14 @@ from typing import Any
 
 import tomlkit
 
+from frogdesk.durable import atomic_write_text
+from frogdesk.errors import FrogDeskError
+
 DEFAULT_MODEL = "bartowski/FrogNano-4B-2609-GGUF:Q4_K_M"
 ENV_PREFIX = "FROGDESK_"
 
 
-class ConfigError(Exception):
+class ConfigError(FrogDeskError):
     """A setting is unknown or has the wrong type; the message names the key and its source."""
 
 
@@ -265,6 +268,4 @@ def save_option(path: Path, key: str, value: Any) -> None:
     except FileNotFoundError:
         doc = tomlkit.document()
     doc[key] = value
-    tmp = path.with_suffix(".toml.tmp")
-    tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, tomlkit.dumps(doc))

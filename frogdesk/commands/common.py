@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk import config
+from frogdesk.errors import FrogDeskError
 from frogdesk.paths import AppPaths
 
 
-class UserError(Exception):
-    """A problem the user can fix; printed as one line, no traceback."""
+class UserError(FrogDeskError):
+    """A problem with the command line itself; printed as one line, no traceback."""
 
     def __init__(self, message: str, exit_code: int = 2) -> None:
         super().__init__(message)
@@ -26,6 +27,11 @@ def add_global_options(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         help="settings file (default: config.toml in the user config dir)",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the Python traceback behind an error message",
     )
 
 

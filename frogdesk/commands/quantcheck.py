@@ -12,14 +12,12 @@ from frogdesk.commands.common import UserError, load_settings
 from frogdesk.paths import AppPaths
 from frogdesk.quantcheck.check import (
     CheckCancelled,
-    CheckError,
     CheckOptions,
     CheckProgress,
     CheckReport,
     check_quants,
 )
-from frogdesk.quantcheck.corpus import CorpusError
-from frogdesk.quantcheck.evaluate import EvalOptions, ModelLoadError
+from frogdesk.quantcheck.evaluate import EvalOptions
 from frogdesk.quantcheck.files import choose_reference
 
 EXIT_CANCELLED = 130
@@ -134,8 +132,6 @@ def run_check(args: argparse.Namespace) -> int:
     except CheckCancelled as exc:
         print(str(exc), file=sys.stderr)
         return EXIT_CANCELLED
-    except (CheckError, ModelLoadError, CorpusError) as exc:
-        raise UserError(str(exc)) from None
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:

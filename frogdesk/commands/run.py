@@ -216,16 +216,13 @@ def run_session(
     `opener`, when given, makes the ActiveSession instead (send-back, model switch); it may
     tell the user what it does through the printer.
     """
-    from frogdesk.sessions.runner import apply_all, session_errors
+    from frogdesk.sessions.runner import apply_all
 
     printer = ProgressPrinter(sys.stderr, getattr(args, "quiet", False))
-    try:
-        if opener is not None:
-            active = opener(printer)
-        else:
-            active = service.open(resume_id) if resume_id else service.start(spec)
-    except session_errors() as exc:
-        raise UserError(str(exc)) from None
+    if opener is not None:
+        active = opener(printer)
+    else:
+        active = service.open(resume_id) if resume_id else service.start(spec)
     try:
         printer.write(f"session {active.record.id} in {active.worktree.path}")
         printer.write(f"sandbox: {active.shell.level} ({active.shell.reason})")
@@ -233,18 +230,13 @@ def run_session(
             printer(Notice(warning, "warning"))
         with stop_on_signals(printer) as cancel:
             outcome = service.run(active, cancel=cancel, on_event=printer)
-    except session_errors() as exc:
-        raise UserError(str(exc)) from None
     finally:
         active.close()
     output: Path = args.output or service.store.session_dir(outcome.record.id)
     traj_path, patch_path = write_results(output.expanduser(), outcome.trajectory)
     printer.write(f"wrote {traj_path} and {patch_path}")
     if getattr(args, "apply", False) and outcome.patch:
-        try:
-            printer.write(apply_all(service, outcome.record))
-        except session_errors() as exc:
-            raise UserError(str(exc)) from None
+        printer.write(apply_all(service, outcome.record))
     if args.json:
         summary = {
             "session_id": outcome.record.id,

@@ -161,15 +161,12 @@ def send_back_main(args: argparse.Namespace) -> int:
 
 def discard_main(args: argparse.Namespace) -> int:
     """Remove the session's worktree; its transcript and records stay."""
-    from frogdesk.sessions.runner import session_errors, shown_status
+    from frogdesk.sessions.runner import shown_status
 
     service = _service(args)
-    try:
-        record = service.store.get(args.id)
-        if shown_status(record) == "running":
-            raise UserError(f"session {record.id} is running (pid {record.pid}); stop it first")
-        record = service.discard(record.id)
-    except session_errors() as exc:
-        raise UserError(str(exc)) from None
+    record = service.store.get(args.id)
+    if shown_status(record) == "running":
+        raise UserError(f"session {record.id} is running (pid {record.pid}); stop it first")
+    record = service.discard(record.id)
     sys.stdout.write(f"discarded {record.id}\n")
     return 0

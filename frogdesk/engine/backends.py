@@ -8,12 +8,13 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.engine.types import Backend
+from frogdesk.errors import FrogDeskError
 
 FALLBACK_CONTEXT = 8192
 """Context size used when the memory plan cannot read the model (the load then reports why)."""
 
 
-class BackendError(ValueError):
+class BackendError(FrogDeskError, ValueError):
     """The settings do not describe a usable backend; the message says what to set."""
 
 

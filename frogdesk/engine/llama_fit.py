@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.engine.llama_gguf import GgufHeader, check_loadable
+from frogdesk.errors import FrogDeskError
 from frogdesk.models.gguf_info import GgufInfo, architecture_dims
 from frogdesk.models.memory import CONTEXT_PAD, estimate
 
@@ -46,7 +47,7 @@ class Shortfall:
         )
 
 
-class DoesNotFitError(Exception):
+class DoesNotFitError(FrogDeskError):
     """The model cannot be loaded under the address-space cap; `shortfall` says by how much."""
 
     def __init__(self, shortfall: Shortfall) -> None:

@@ -25,13 +25,14 @@ from frogdesk.engine.types import (
     ToolCallEvent,
     ToolSchema,
 )
+from frogdesk.errors import FrogDeskError
 
 VENDOR_TEMPERATURE = 0.6
 """The sampling temperature the vendor evaluated FrogNano with."""
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
 
-class EndpointError(ValueError):
+class EndpointError(FrogDeskError, ValueError):
     """The endpoint URL cannot be used."""
 
 

@@ -27,9 +27,10 @@ from frogdesk.engine.types import (
     ToolSchema,
     Usage,
 )
+from frogdesk.errors import FrogDeskError
 
 
-class ScriptError(ValueError):
+class ScriptError(FrogDeskError, ValueError):
     """The script file is missing or malformed; the message names the file and line."""
 
 

@@ -15,9 +15,10 @@ from jinja2.ext import Extension, loopcontrols
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from frogdesk.engine.types import Message, ToolSchema
+from frogdesk.errors import FrogDeskError
 
 
-class TemplateError(Exception):
+class TemplateError(FrogDeskError):
     """A chat template failed to compile or render; the message names the problem."""
 
 

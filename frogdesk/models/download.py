@@ -19,7 +19,10 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
+from frogdesk.errors import DiskFullError
 from frogdesk.models.errors import ModelError
+
+__all__ = ["DiskFullError"]  # raised here for a full disk; the partial file is deleted
 
 CHUNK = 1 << 20
 _DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
@@ -31,10 +34,6 @@ class DownloadError(ModelError):
 
 class ChecksumError(DownloadError):
     """The received bytes do not match the Hub's sha256; they were deleted."""
-
-
-class DiskFullError(DownloadError):
-    """No room left for the file; the partial file was deleted to give the space back."""
 
 
 class DownloadCancelled(DownloadError):

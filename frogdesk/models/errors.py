@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from frogdesk.errors import FrogDeskError
 
-class ModelError(Exception):
+
+class ModelError(FrogDeskError):
     """A model problem with a clear message and, where there is one, the way forward."""

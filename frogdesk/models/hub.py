@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
+from frogdesk.durable import atomic_write_text
 from frogdesk.models.errors import ModelError
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
@@ -85,9 +86,7 @@ def _cache_file(cache_dir: Path, endpoint: str, repo: str, revision: str) -> Pat
 def _save(cache_dir: Path, listing: RepoListing) -> None:
     target = _cache_file(cache_dir, listing.endpoint, listing.repo, listing.revision)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".tmp")
-    tmp.write_text(json.dumps(asdict(listing)), encoding="utf-8")
-    os.replace(tmp, target)
+    atomic_write_text(target, json.dumps(asdict(listing)))
 
 
 def cached_listing(

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from frogdesk.errors import FrogDeskError
 from frogdesk.quantcheck.corpus import Corpus, load_corpus
 from frogdesk.quantcheck.evaluate import EvalOptions, ModelEvaluator
 from frogdesk.quantcheck.files import quant_label
@@ -30,7 +31,7 @@ from frogdesk.quantcheck.store import (
 STOP_AFTER_CALL = "</function>"
 
 
-class CheckError(Exception):
+class CheckError(FrogDeskError):
     """The check cannot compare these files (different tokenizers, nothing to score)."""
 
 

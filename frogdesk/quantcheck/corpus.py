@@ -9,11 +9,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from frogdesk.errors import FrogDeskError
+
 CODE = "code"
 TRANSCRIPT = "transcript"
 
 
-class CorpusError(Exception):
+class CorpusError(FrogDeskError):
     """The corpus folder is missing a file or its manifest is malformed."""
 
 

@@ -12,11 +12,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from frogdesk.errors import ModelLoadError
+
 FloatArray = npt.NDArray[np.float32]
-
-
-class ModelLoadError(Exception):
-    """llama.cpp could not load the file as a model."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +73,9 @@ class ModelEvaluator:
                 verbose=False,
             )
         except (ValueError, RuntimeError) as exc:
-            raise ModelLoadError(f"llama.cpp could not load {path}: {exc}") from exc
+            raise ModelLoadError(
+                Path(path), "load_failed", f"llama.cpp could not load it: {exc}"
+            ) from exc
         self.n_vocab: int = int(self._llm.n_vocab())
         self._vocab = llama_cpp.llama_model_get_vocab(self._llm.model)
         self.n_batch = n_batch

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from frogdesk.durable import atomic_write_bytes
 
 STORE_FORMAT = 1
 
@@ -23,14 +24,7 @@ def check_dir(data_dir: Path) -> Path:
 
 def _atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, data)
 
 
 def file_sha256(path: Path, data_dir: Path) -> str:
@@ -99,22 +93,17 @@ def save_reference(data_dir: Path, key: ReferenceKey, record: ReferenceRecord) -
     meta = {"format": STORE_FORMAT, "key": asdict(key), "token_digest": record.token_digest}
     meta["continuations"] = record.continuations
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".npz")
-    os.close(fd)
-    try:
-        np.savez_compressed(
-            tmp,
-            meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
-            top_ids=record.top_ids,
-            top_logp=record.top_logp,
-            rest_logp=record.rest_logp,
-            argmax=record.argmax,
-            target_logp=record.target_logp,
-        )
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    buffer = io.BytesIO()
+    np.savez_compressed(
+        buffer,
+        meta=np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+        top_ids=record.top_ids,
+        top_logp=record.top_logp,
+        rest_logp=record.rest_logp,
+        argmax=record.argmax,
+        target_logp=record.target_logp,
+    )
+    atomic_write_bytes(path, buffer.getvalue())
     return path
 
 

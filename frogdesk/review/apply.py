@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from frogdesk.errors import FrogDeskError
 from frogdesk.review.commit import commit_paths, index_entries
 from frogdesk.review.fsops import UnsafePath, read_state, write_states
 from frogdesk.review.gitcmd import read_blobs
@@ -26,7 +27,7 @@ from frogdesk.review.undo import (
 from frogdesk.review.user_changes import USER_CHANGED_NOTE
 
 
-class UnknownHunk(KeyError):
+class UnknownHunk(FrogDeskError, KeyError):
     """An approved id names no hunk of the diff (the worktree changed since it was listed)."""
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from frogdesk.durable import atomic_write_text
 from frogdesk.review.model import SessionDiff, split_lines
 
 Decision = Literal["pending", "approved", "rejected"]
@@ -100,7 +100,4 @@ def load_decisions(session_dir: Path) -> HunkDecisions:
 def save_decisions(session_dir: Path, decisions: HunkDecisions) -> None:
     """Write the decisions atomically."""
     session_dir.mkdir(parents=True, exist_ok=True)
-    path = session_dir / DECISIONS_FILE
-    tmp = path.with_name(DECISIONS_FILE + ".tmp")
-    tmp.write_text(decisions.to_json(), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(session_dir / DECISIONS_FILE, decisions.to_json())

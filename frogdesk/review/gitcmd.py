@@ -7,6 +7,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from frogdesk.errors import FrogDeskError
+
 # Options that make git's output independent of the user's configuration.
 _NEUTRAL_CONFIG = (
     "-c",
@@ -30,7 +32,7 @@ _NEUTRAL_CONFIG = (
 )
 
 
-class GitError(Exception):
+class GitError(FrogDeskError):
     """A git command failed; the message carries git's own words."""
 
 

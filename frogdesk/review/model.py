@@ -7,6 +7,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from frogdesk.errors import FrogDeskError
+
 HunkKind = Literal["text", "content", "rename", "mode"]
 """`text`: a git hunk of lines; `content`: the whole file (binary, symlink, empty, type change);
 `rename`: the path change of a renamed file; `mode`: its permission change."""
@@ -16,7 +18,7 @@ FileStatus = Literal["added", "modified", "deleted", "renamed", "mode", "binary"
 SYMLINK_MODE = "120000"
 
 
-class HunkMismatch(Exception):
+class HunkMismatch(FrogDeskError):
     """A hunk's base-side lines are not where the hunk says they are."""
 
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable
 from pathlib import Path
+
+from frogdesk.durable import atomic_write_text
 
 USER_CHANGES_FILE = "user_changes.json"
 USER_CHANGED_NOTE = "you changed this file while the session ran"
@@ -29,8 +30,6 @@ def record_user_changes(session_dir: Path, paths: Iterable[str]) -> set[str]:
         return known
     merged = known | new
     session_dir.mkdir(parents=True, exist_ok=True)
-    target = session_dir / USER_CHANGES_FILE
-    tmp = target.with_name(f".{USER_CHANGES_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps({"paths": sorted(merged)}, indent=2, ensure_ascii=False) + "\n")
-    os.replace(tmp, target)
+    text = json.dumps({"paths": sorted(merged)}, indent=2, ensure_ascii=False) + "\n"
+    atomic_write_text(session_dir / USER_CHANGES_FILE, text)
     return merged

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from frogdesk.errors import FrogDeskError
 
-class SandboxError(Exception):
+
+class SandboxError(FrogDeskError):
     """Something in the worktree or shell sandbox failed; the message says what and why."""
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import git
 
+from frogdesk.durable import atomic_write_text
 from frogdesk.sandbox.errors import BareRepository, NotAGitRepository, SandboxError
 
 SIDECAR_SUFFIX = ".frogdesk.json"
@@ -173,10 +174,7 @@ def _sidecar(path: Path) -> Path:
 
 def _write_sidecar(wt: Worktree) -> None:
     data = {k: str(v) for k, v in asdict(wt).items()}
-    target = _sidecar(wt.path)
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, target)
+    atomic_write_text(_sidecar(wt.path), json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def _read_sidecar(sidecar: Path) -> Worktree | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 from frogdesk.config import Settings
 from frogdesk.engine.types import Backend, Message, ToolSchema
+from frogdesk.errors import DiskFullError, FrogDeskError
 from frogdesk.leaf.events import LoopEvent, Notice
 from frogdesk.leaf.loop import LoopConfig, run_loop
 from frogdesk.leaf.records import LoopResult, StepRecord
@@ -24,7 +25,6 @@ from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import system_prompt, tool_schemas
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.paths import AppPaths
-from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.worktree import Worktree, create_worktree, discard_worktree, load_worktree
 from frogdesk.sessions.parts import (
     BackendFactory,
@@ -45,7 +45,7 @@ from frogdesk.sessions.store import (
     is_full_disk,
     new_session_id,
 )
-from frogdesk.sessions.switch import ModelSwitch, SwitchRefusedError, price_switch
+from frogdesk.sessions.switch import ModelSwitch, price_switch
 from frogdesk.sessions.watch import UserChangeLog
 
 
@@ -276,7 +276,11 @@ class SessionService:
             else:
                 where = exc.filename or self.store.session_dir(record.id)
                 failed = StoreWriteError(Path(os.fsdecode(where)), exc)
-            raise DiskFullError(record.id, failed) from exc
+            raise DiskFullError(
+                f"{failed}; session {record.id} is kept as of its last complete step: "
+                f"free some space, then run `frogdesk sessions resume {record.id}`",
+                session_id=record.id,
+            ) from exc
 
     def _run(
         self,
@@ -413,55 +417,15 @@ def apply_all(service: SessionService, record: SessionRecord) -> str:
     return result.report()
 
 
-class ApplyRefusedError(RuntimeError):
+class ApplyRefusedError(FrogDeskError, RuntimeError):
     """Applying a session's changes conflicted with the user's files; nothing was written."""
 
 
-def session_errors() -> tuple[type[Exception], ...]:
-    """The errors that mean "the user can fix this": shown as one line, no traceback."""
-    from frogdesk.engine.backends import BackendError
-    from frogdesk.engine.llama_errors import ModelLoadError
-    from frogdesk.engine.script_backend import ScriptError
-    from frogdesk.engine.template import TemplateError
-    from frogdesk.models.errors import ModelError
-    from frogdesk.sessions.store import SessionNotFoundError
-
-    return (
-        BackendError,
-        ModelLoadError,
-        TemplateError,
-        SandboxError,
-        ScriptError,
-        ModelError,
-        SessionNotFoundError,
-        SessionClosedError,
-        SessionBusyError,
-        SwitchRefusedError,
-        ApplyRefusedError,
-        TaskTextError,
-        DiskFullError,
-        StoreWriteError,
-        FileNotFoundError,
-    )
-
-
-class SessionClosedError(ValueError):
+class SessionClosedError(FrogDeskError, ValueError):
     """The session was discarded: its worktree is gone, it cannot run again."""
 
 
-class DiskFullError(RuntimeError):
-    """A run stopped because its session files could not be written; it can be resumed."""
-
-    def __init__(self, session_id: str, cause: StoreWriteError) -> None:
-        super().__init__(
-            f"{cause}; session {session_id} is kept as of its last complete step: "
-            f"free some space, then run `frogdesk sessions resume {session_id}`"
-        )
-        self.session_id = session_id
-        self.cause = cause
-
-
-class TaskTextError(ValueError):
+class TaskTextError(FrogDeskError, ValueError):
     """The task text cannot be stored as UTF-8 (bytes from argv that are not UTF-8)."""
 
 

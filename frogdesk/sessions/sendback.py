@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.engine.types import Message
+from frogdesk.errors import FrogDeskError
 from frogdesk.review.decisions import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message, reset_to_reviewed
@@ -13,7 +14,7 @@ from frogdesk.sandbox.worktree import load_worktree
 from frogdesk.sessions.store import SessionStore
 
 
-class SessionBusyError(ValueError):
+class SessionBusyError(FrogDeskError, ValueError):
     """The session is running in another process; it must stop before it is sent back."""
 
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from frogdesk.durable import atomic_write_text
 from frogdesk.engine.types import Message
+from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.records import (
     StepRecord,
     dumps,
@@ -27,7 +29,7 @@ RECORD_FILE = "session.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
 
 
-class SessionNotFoundError(LookupError):
+class SessionNotFoundError(FrogDeskError, LookupError):
     """No session with that id (or unique id prefix)."""
 
 
@@ -35,7 +37,7 @@ FULL_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 """Write failures that mean "the disk cannot take more", not a bug: full, over quota, read-only."""
 
 
-class StoreWriteError(OSError):
+class StoreWriteError(FrogDeskError, OSError):
     """A session file could not be written because the disk is full, over quota or read-only.
 
     What was on disk before the write is intact (a record is replaced atomically, a
@@ -133,35 +135,14 @@ def new_session_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(3)
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def atomic_write(path: Path, text: str) -> None:
-    """Replace `path` with `text` so a crash leaves the old or the new file, never half."""
-    data = text.encode("utf-8")  # an unencodable text fails here, before any file is touched
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Replace `path` with `text` durably; a full disk raises StoreWriteError, old file intact."""
     try:
-        with open(tmp, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        atomic_write_text(path, text)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         if is_full_disk(exc):
             raise StoreWriteError(path, exc) from exc
         raise
-    _fsync_dir(path.parent)
 
 
 def _append_whole(path: Path, data: bytes) -> None:

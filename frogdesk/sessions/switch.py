@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from frogdesk.engine.estimate import estimate_prompt_tokens
+from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.models.switch import SwitchPlan, plan_switch
 from frogdesk.sessions.sendback import SessionBusyError
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from frogdesk.sessions.runner import ActiveSession, SessionService
 
 
-class SwitchRefusedError(ValueError):
+class SwitchRefusedError(FrogDeskError, ValueError):
     """The session cannot move to that model (not a llama session, or the model cannot hold it)."""
 
 

@@ -1,0 +1,45 @@
+"""The root of every error a user can fix: one line to show, and the exit code to end with."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+LoadProblem = Literal[
+    "missing",
+    "not_gguf",
+    "truncated",
+    "unsupported_architecture",
+    "vision_projector",
+    "load_failed",
+    "context_failed",
+]
+
+
+class FrogDeskError(Exception):
+    """A problem the user can fix; `str()` is one line that says what and the way forward.
+
+    The CLI prints it on stderr and exits with `exit_code`, the TUI shows it in its error
+    notice; neither shows a traceback for it (the CLI does under `--debug`).
+    """
+
+    exit_code: int = 2
+
+
+class DiskFullError(FrogDeskError, OSError):
+    """A write found the disk full, over quota or read-only; nothing half-written was kept."""
+
+    def __init__(self, message: str, *, session_id: str = "") -> None:
+        super().__init__(message)
+        self.session_id = session_id
+        """The session that stopped for it, where one did (it can be resumed)."""
+
+
+class ModelLoadError(FrogDeskError):
+    """A GGUF that cannot be loaded; `str()` is a message for the user, `problem` a stable code."""
+
+    def __init__(self, path: Path, problem: LoadProblem, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.problem: LoadProblem = problem
+        self.detail = message
