@@ -10,6 +10,7 @@ import pytest
 
 from frogdesk.commands.common import UserError, add_global_options
 from frogdesk.commands.quantcheck import add_check_arguments, run_check
+from frogdesk.errors import FrogDeskError
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -63,5 +64,5 @@ def test_user_errors(argv: list[str], message: str) -> None:
 def test_a_file_that_is_not_a_model_is_a_user_error(tmp_path: Path) -> None:
     bad = tmp_path / "bad-Q4_0.gguf"
     bad.write_bytes(b"GGUF but not really")
-    with pytest.raises(UserError, match="could not load"):
+    with pytest.raises(FrogDeskError, match="could not load"):
         run_check(_args(str(bad), "--reference", str(bad), "--tokens", "10"))
