@@ -19,6 +19,7 @@ from pathlib import Path
 from frogdesk.attempts.check import DEFAULT_CHECK_TIMEOUT, CheckResult, detect_check, run_check
 from frogdesk.attempts.rank import pick, rank
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
+from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.leaf.trajectory import write_results
 from frogdesk.sessions.parts import BackendFactory
@@ -29,7 +30,7 @@ MAX_ATTEMPTS = 16
 """More attempts than this at once is almost surely a typo."""
 
 
-class AttemptsError(ValueError):
+class AttemptsError(FrogDeskError, ValueError):
     """The attempts cannot start as asked; the message says what to change."""
 
 

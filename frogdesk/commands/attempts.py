@@ -147,7 +147,7 @@ def run_attempts_command(
         run_attempts,
     )
     from frogdesk.commands.run import ProgressPrinter, stop_on_signals
-    from frogdesk.sessions.runner import apply_all, session_errors
+    from frogdesk.sessions.runner import apply_all
 
     timeout = (
         args.check_timeout if args.check_timeout is not None else service.settings.check_timeout
@@ -183,8 +183,6 @@ def run_attempts_command(
         if outcome.chosen and args.apply:
             printer.write(apply_all(service, service.store.get(outcome.chosen)))
     except AttemptsError as exc:
-        raise UserError(str(exc)) from None
-    except session_errors() as exc:
         raise UserError(str(exc)) from None
     if args.json:
         sys.stdout.write(json.dumps(outcome.to_json()) + "\n")
