@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.config import Settings
 from frogdesk.engine.types import Backend, BackendInfo, GenerationSettings, Message, Reply, Usage
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage
@@ -104,6 +105,20 @@ class BenchWorkbench:
 
     def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> BenchSession:
         return self.session
+
+    def detect_check(self) -> tuple[str, str]:
+        return "", ""
+
+    def run_attempts(self, task: str, n: int, check: str, *rest: object) -> AttemptsOutcome:
+        raise RuntimeError("the TUI benchmark runs one session, not attempts")
+
+    def attempt_patch(self, session_id: str) -> str:
+        return ""
+
+    def choose_attempt(
+        self, outcome: AttemptsOutcome, session_id: str, keep: bool
+    ) -> SessionRecord:
+        raise RuntimeError("the TUI benchmark runs one session, not attempts")
 
 
 def summary(values: list[float]) -> dict[str, float]:

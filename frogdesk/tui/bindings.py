@@ -38,6 +38,7 @@ def session_bindings() -> list[BindingType]:
         Binding("ctrl+o", "switch_quant", "Quant", id="quant"),
         Binding("ctrl+s", "sessions", "Sessions", id="sessions"),
         Binding("ctrl+e", "toggle_reasoning", "Reasoning", id="reasoning"),
+        Binding("ctrl+n", "attempts", "N attempts", id="attempts"),
     ]
 
 
@@ -56,6 +57,18 @@ def review_bindings() -> list[BindingType]:
         Binding("u", "undo", "Undo apply", id="review_undo"),
         Binding("s", "send_back", "Send back", id="review_send_back"),
         Binding("escape", "close", "Back", id="review_close"),
+    ]
+
+
+def attempts_bindings() -> list[BindingType]:
+    """Bindings of the attempts screen."""
+    return [
+        Binding("left,h", "move(-1)", "Previous", id="attempts_previous", show=False),
+        Binding("right,l", "move(1)", "Next", id="attempts_next", show=False),
+        Binding("d", "diff", "Diff", id="attempts_diff"),
+        Binding("enter", "choose", "Review this one", id="attempts_choose"),
+        Binding("k", "toggle_keep", "Keep/discard others", id="attempts_keep"),
+        Binding("escape", "leave", "Back", id="attempts_close"),
     ]
 
 
@@ -83,4 +96,4 @@ def keymap_from_settings(
 
 def all_binding_ids() -> tuple[str, ...]:
     """Every remappable binding id of the app."""
-    return binding_ids([app_bindings(), session_bindings(), review_bindings()])
+    return binding_ids([app_bindings(), session_bindings(), review_bindings(), attempts_bindings()])

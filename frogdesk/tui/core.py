@@ -6,6 +6,7 @@ import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.config import Settings
 from frogdesk.engine.types import Backend, BackendInfo, Message
 from frogdesk.leaf.events import LoopEvent
@@ -14,7 +15,7 @@ from frogdesk.sessions.parts import default_backend
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.runner import ActiveSession, SessionService, SessionSpec
-from frogdesk.tui.ports import ApproveCommand, SessionSummary
+from frogdesk.tui.ports import ApproveCommand, AttemptEvents, SessionSummary
 
 
 class CoreSession:
@@ -57,6 +58,7 @@ class CoreWorkbench:
         *,
         backend: Backend | None = None,
         script: Path | None = None,
+        attempt_scripts: Sequence[Path] = (),
         paths: AppPaths | None = None,
         sandbox_level: str = "",
     ) -> None:
@@ -64,6 +66,8 @@ class CoreWorkbench:
         self.settings = settings
         self.backend = backend
         self.script = script
+        self.attempt_scripts = tuple(attempt_scripts)
+        """Script backend: one script per attempt (else every attempt replays `script`)."""
         self._approve: ApproveCommand | None = None
         self._sandbox_level = sandbox_level
         self.service = SessionService(
@@ -153,3 +157,61 @@ class CoreWorkbench:
         """Use another loaded model from the next run on; returns the previous one to close."""
         previous, self.backend = self.backend, backend
         return previous
+
+    def detect_check(self) -> tuple[str, str]:
+        """The repository's check command and why ("", "" when nothing was recognised)."""
+        from frogdesk.attempts.check import detect_check
+
+        found = detect_check(self.repo)
+        return (found.command, found.reason) if found is not None else ("", "")
+
+    def run_attempts(
+        self,
+        task: str,
+        n: int,
+        check: str,
+        approve: ApproveCommand,
+        cancel: threading.Event,
+        on_event: AttemptEvents,
+    ) -> AttemptsOutcome:
+        """N attempts through the core's attempts service (blocking)."""
+        from frogdesk.attempts.backends import attempt_backends
+        from frogdesk.attempts.service import AttemptsSpec, run_attempts
+
+        self._approve = approve
+        spec = self._spec(task)
+        scripts = tuple(str(s) for s in self.attempt_scripts) or (
+            (spec.script,) if spec.script else ()
+        )
+        attempts = AttemptsSpec(
+            task,
+            self.repo,
+            n,
+            backend=spec.backend,
+            model=spec.model,
+            endpoint=spec.endpoint,
+            scripts=scripts,
+            check=check,
+            check_timeout=self.settings.check_timeout,
+        )
+        return run_attempts(
+            self.service,
+            attempts,
+            backend_factory=attempt_backends(self.backend),
+            cancel=cancel,
+            on_event=on_event,
+        )
+
+    def attempt_patch(self, session_id: str) -> str:
+        """An attempt's worktree diff (blocking)."""
+        record = self.service.store.get(session_id)
+        return worktree_diff(Path(record.worktree), record.base_commit).patch
+
+    def choose_attempt(
+        self, outcome: AttemptsOutcome, session_id: str, keep_others: bool
+    ) -> SessionRecord:
+        """The chosen attempt's record; the others discarded unless kept (blocking)."""
+        from frogdesk.attempts.service import choose_attempt
+
+        choose_attempt(self.service, outcome, session_id, keep_others=keep_others)
+        return self.service.store.get(session_id)

@@ -8,12 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.engine.types import BackendInfo
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.sessions.record import SessionRecord
 
 ApproveCommand = Callable[[str], bool]
 """Asked from a worker thread before a Bash command runs; True lets it run."""
+
+AttemptEvents = Callable[[int, LoopEvent], None]
+"""Receives each attempt's loop events with its index, from the attempts' threads."""
 
 
 class AgentSession(Protocol):
@@ -79,4 +83,30 @@ class Workbench(Protocol):
 
     def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> AgentSession:
         """Queue the review's feedback for the model; running the result continues (blocking)."""
+        ...
+
+    def detect_check(self) -> tuple[str, str]:
+        """The repository's check command and why it was chosen ("", "" when none)."""
+        ...
+
+    def run_attempts(
+        self,
+        task: str,
+        n: int,
+        check: str,
+        approve: ApproveCommand,
+        cancel: threading.Event,
+        on_event: AttemptEvents,
+    ) -> AttemptsOutcome:
+        """Run N attempts at a task and `check` ("" for none) in each (blocking)."""
+        ...
+
+    def attempt_patch(self, session_id: str) -> str:
+        """An attempt's worktree diff against its base (blocking)."""
+        ...
+
+    def choose_attempt(
+        self, outcome: AttemptsOutcome, session_id: str, keep_others: bool
+    ) -> SessionRecord:
+        """Make an attempt the session under review; discard the others unless kept."""
         ...

@@ -15,10 +15,12 @@ from textual.widgets import Footer, Input
 from frogdesk.config import Settings
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage, ToolFinished
+from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.bindings import session_bindings
 from frogdesk.tui.gil import decode_switch_interval
 from frogdesk.tui.messages import ChangedFiles, QuantSwitched, RunEnded, SessionOpened, WorkFailed
 from frogdesk.tui.ports import AgentSession, Workbench
+from frogdesk.tui.screens.attempts_flow import StartsAttempts
 from frogdesk.tui.screens.modals import ApproveCommandScreen, StopAnswer, StopChoiceScreen
 from frogdesk.tui.stream import EventBuffer
 from frogdesk.tui.widgets.conversation import Conversation
@@ -37,7 +39,7 @@ less on most frames."""
 _CHANGING_TOOLS = {"Write", "Edit", "Bash"}
 
 
-class SessionScreen(ShowsWorkerErrors, Screen[None]):
+class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
     """One agent session; the loop runs in a worker and streams into an EventBuffer."""
 
     BINDINGS = session_bindings()
@@ -281,20 +283,21 @@ class SessionScreen(ShowsWorkerErrors, Screen[None]):
 
     def action_review(self) -> None:
         """Review the session's changes."""
-        from frogdesk.tui.screens.review import ReviewOutcome, ReviewScreen
-
         if self.session is None or self.running:
             self.notify("Nothing to review yet, or the model is still working.", severity="warning")
             return
-        session = self.session
+        self.open_review(self.session.record)
+
+    def open_review(self, record: SessionRecord) -> None:
+        """Review a session's changes; sending them back continues it here."""
+        from frogdesk.tui.screens.review import ReviewOutcome, ReviewScreen
 
         def done(outcome: ReviewOutcome | None) -> None:
             if outcome is not None and outcome[0] == "send_back":
                 self.running = True
                 self.status.update_info(state="sending back")
-                self._send_back(session.record.id, outcome[1])
+                self._send_back(record.id, outcome[1])
 
-        record = session.record
         screen = ReviewScreen(record, self.workbench.session_dir(record.id), self.syntax_style)
         self.app.push_screen(screen, done)
 
