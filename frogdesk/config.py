@@ -36,6 +36,12 @@ class Settings:
     """Short names for model specs, e.g. {"small" = "bartowski/FrogNano-4B-2609-GGUF:IQ3_M"}."""
     hf_endpoint: str = ""
     """Hugging Face Hub endpoint; empty means HF_ENDPOINT or https://huggingface.co."""
+    download_min_rate: float = 1024.0
+    """Bytes per second a download must average over each download_stall_seconds, or it stops (resumable)."""
+    download_stall_seconds: float = 60.0
+    """Seconds over which download_min_rate is judged; also the longest wait for one read."""
+    download_deadline: float = 0.0
+    """Seconds one download run may take before it stops (resumable); 0 means none."""
     backend: str = "llama"
     """Engine backend: llama (embedded llama.cpp), openai (remote endpoint) or script (replay)."""
     openai_endpoint: str = ""
@@ -183,6 +189,9 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 """Options that take one of a few words."""
 MINIMUM: dict[str, float] = {
+    "download_min_rate": 0,
+    "download_stall_seconds": 0.1,
+    "download_deadline": 0,
     "threads": 0,
     "gpu_layers": -1,
     "context_size": 0,

@@ -12,13 +12,16 @@ from typing import Any
 from frogdesk.commands.common import UserError, config_path, load_settings
 from frogdesk.commands.quantcheck import add_check_arguments, run_check
 from frogdesk.config import Settings
+from frogdesk.inert import inert_line
 from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
-from frogdesk.models.download import Progress
+from frogdesk.models.download import Progress, download_limits
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf
-from frogdesk.models.hub import hub_token, list_repo, resolve_endpoint
-from frogdesk.models.local import all_local, frogdesk_models, import_model
+from frogdesk.models.hub import RepoListing, hub_token, list_repo, resolve_endpoint, source_line
+from frogdesk.models.hub_http import RetryPolicy
+from frogdesk.models.local import all_local, hf_cache_dir, import_model
 from frogdesk.models.memory import largest_context, plan
+from frogdesk.models.migrate import migrate_repo
 from frogdesk.models.model_warnings import (
     LICENSE_AMBIGUOUS,
     ModelWarning,
@@ -28,8 +31,9 @@ from frogdesk.models.model_warnings import (
     model_warnings,
 )
 from frogdesk.models.pull import plan_pull, pull
+from frogdesk.models.remove import remove_model
 from frogdesk.models.resolve import resolve_local
-from frogdesk.models.spec import parse_spec
+from frogdesk.models.spec import ModelSpec, parse_spec
 from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths
 from frogdesk.quantcheck.files import describe_result, latest_result
@@ -100,26 +104,20 @@ def cmd_list(args: argparse.Namespace) -> int:
     paths = AppPaths.default()
     memory = available_memory()
     context = _context(args, settings)
-    local = all_local(paths.models_dir)
     if args.repo:
         spec = parse_spec(args.repo, settings.aliases)
         if spec.kind != "repo":
             raise UserError(
                 f"{args.repo}: `models list` takes a repo; use `models info` for a file"
             )
-        endpoint = resolve_endpoint(args.endpoint, settings.hf_endpoint)
-        listing = list_repo(
-            spec.repo,
-            endpoint=endpoint,
-            cache_dir=paths.cache_dir,
-            revision=spec.revision,
-            token=hub_token(),
-        )
+        listing = hub_listing(spec, args, settings, paths, hub_token())
+        local = all_local(paths.models_dir)
         rows = repo_rows(
             listing, local, memory, context, settings.acknowledged, settings.kv_cache_type
         )
-        source = "saved listing (offline)" if listing.from_cache else endpoint
+        source = source_line(listing)
     else:
+        local = all_local(paths.models_dir)
         rows = local_rows(local, memory, context, settings.acknowledged, settings.kv_cache_type)
         source = "this machine"
     if args.json:
@@ -159,6 +157,44 @@ def _progress_line(p: Progress) -> None:
     )
 
 
+def _countdown(seconds: int, attempt: int, reason: str) -> None:
+    print(
+        f"\r{inert_line(reason)}; trying again in {seconds} s (try {attempt}), Ctrl+C cancels ",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def hub_listing(
+    spec: ModelSpec,
+    args: argparse.Namespace,
+    settings: Settings,
+    paths: AppPaths,
+    token: str | None,
+) -> RepoListing:
+    """List a repo for a command: a visible countdown before each retry, refused names and
+    models moved out of the old folder said on stderr, one line each."""
+    endpoint = resolve_endpoint(args.endpoint, settings.hf_endpoint)
+    try:
+        listing = list_repo(
+            spec.repo,
+            endpoint=endpoint,
+            cache_dir=paths.cache_dir,
+            revision=spec.revision,
+            token=token,
+            retry=RetryPolicy(on_wait=_countdown),
+        )
+    except KeyboardInterrupt:
+        raise UserError("cancelled while waiting for the Hub", 130) from None
+    for line in listing.refused:
+        print(line, file=sys.stderr)
+    if not listing.from_cache:
+        for line in migrate_repo(listing, paths.models_dir, hf_cache_dir()):
+            print(line, file=sys.stderr)
+    return listing
+
+
 def cmd_pull(args: argparse.Namespace) -> int:
     """Download (or resume) a model; verified against the Hub's sha256 before it is used."""
     settings = load_settings(args)
@@ -166,12 +202,10 @@ def cmd_pull(args: argparse.Namespace) -> int:
     spec = parse_spec(args.spec or settings.model, settings.aliases)
     if spec.kind != "repo":
         raise UserError(f"{spec} is a local file; use `frogdesk models import {spec}`")
-    endpoint = resolve_endpoint(args.endpoint, settings.hf_endpoint)
     token = hub_token()
-    listing = list_repo(
-        spec.repo, endpoint=endpoint, cache_dir=paths.cache_dir, revision=spec.revision, token=token
-    )
-    chosen = plan_pull(spec, listing, paths.models_dir)
+    listing = hub_listing(spec, args, settings, paths, token)
+    cache = hf_cache_dir()
+    chosen = plan_pull(spec, listing, cache)
     frog = is_frognano(spec.repo, chosen.group.name.path)
     _show_warnings(
         model_warnings(chosen.group.name, frog, settings.acknowledged, spec.repo),
@@ -180,13 +214,20 @@ def cmd_pull(args: argparse.Namespace) -> int:
         config_path(args),
     )
     print(
-        f"pulling {chosen.group.label} ({human_bytes(chosen.total_bytes)}) from {endpoint}",
+        f"pulling {inert_line(chosen.group.label)} ({human_bytes(chosen.total_bytes)}) "
+        f"from {listing.endpoint} into {cache}",
         file=sys.stderr,
     )
     cancel = threading.Event()
     try:
         files = pull(
-            spec, listing, paths.models_dir, token=token, progress=_progress_line, cancel=cancel
+            spec,
+            listing,
+            cache,
+            token=token,
+            progress=_progress_line,
+            cancel=cancel,
+            limits=download_limits(settings),
         )
     except KeyboardInterrupt:
         cancel.set()
@@ -292,51 +333,12 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 
 def cmd_rm(args: argparse.Namespace) -> int:
-    """Remove a model from FrogDesk's models dir (pulled files, imported links, partial downloads)."""
+    """Remove a model: from the Hugging Face cache, or FrogDesk's own files (imported links, old pulls)."""
     settings = load_settings(args)
     paths = AppPaths.default()
     spec = parse_spec(args.spec, settings.aliases)
-    models_dir = paths.models_dir.resolve() if paths.models_dir.exists() else paths.models_dir
-    if spec.kind == "path":
-        assert spec.path is not None
-        target = spec.path.expanduser().absolute()
-        if not target.is_relative_to(models_dir):
-            raise UserError(
-                f"{target} is not in FrogDesk's models dir ({models_dir}); FrogDesk only removes its own files"
-            )
-        victims = [target]
-    else:
-        from frogdesk.models.spec import ModelGroup, pick_group
-
-        mine = [m for m in frogdesk_models(paths.models_dir) if m.repo == spec.repo]
-        groups = [ModelGroup(m.name, tuple(str(p) for p in m.parts)) for m in mine]
-        try:
-            chosen = mine[groups.index(pick_group(groups, spec.quant, spec.repo))]
-        except ModelError:
-            in_cache = [
-                m
-                for m in all_local(paths.models_dir)
-                if m.repo == spec.repo and m.source == "hf-cache"
-            ]
-            if in_cache:
-                raise UserError(
-                    f"{spec} is in the Hugging Face cache, shared with other tools; remove it with `hf cache delete`"
-                ) from None
-            raise
-        victims = list(chosen.parts)
-    removed = 0
-    for path in victims:
-        for candidate in (
-            path,
-            path.with_name(path.name + ".partial"),
-            path.with_name(path.name + ".partial.json"),
-        ):
-            if candidate.is_symlink() or candidate.exists():
-                candidate.unlink()
-                removed += 1
-                print(f"removed {candidate}")
-    if not removed:
-        raise UserError(f"{args.spec}: nothing to remove")
+    for line in remove_model(spec, paths.models_dir, hf_cache_dir()):
+        print(line)
     return 0
 
 

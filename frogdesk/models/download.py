@@ -12,15 +12,15 @@ import shutil
 import threading
 import time
 import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
-from urllib.parse import urlsplit
+from typing import Any
 
+from frogdesk.config import Settings
 from frogdesk.errors import DiskFullError
 from frogdesk.models.errors import ModelError
+from frogdesk.models.hub_http import open_url
 
 __all__ = ["DiskFullError"]  # raised here for a full disk; the partial file is deleted
 
@@ -38,6 +38,24 @@ class ChecksumError(DownloadError):
 
 class DownloadCancelled(DownloadError):
     """The user cancelled; the partial file is kept for a later resume."""
+
+
+class DownloadStalled(DownloadError):
+    """Too slow or past the deadline; the partial file is kept for a later resume."""
+
+
+@dataclass(frozen=True)
+class DownloadLimits:
+    """Bounds on one download run, so a server that trickles bytes cannot hold it forever."""
+
+    deadline: float = 0.0
+    """Seconds the whole run may take; 0 for no deadline."""
+    min_rate: float = 1024.0
+    """Bytes per second the download must average over each `window`; 0 to allow any rate."""
+    window: float = 60.0
+    """Seconds over which `min_rate` is judged (and the longest wait for one read)."""
+    timeout: float = 30.0
+    """Seconds to wait for the connection and for each read."""
 
 
 @dataclass(frozen=True)
@@ -67,31 +85,23 @@ class Expected:
     """For small non-LFS files, the git blob id."""
 
 
-class _NoAuthLeak(urllib.request.HTTPRedirectHandler):
-    """Follow redirects, dropping the token when the redirect goes to another host (a CDN)."""
-
-    def redirect_request(
-        self,
-        req: urllib.request.Request,
-        fp: IO[bytes],
-        code: int,
-        msg: str,
-        headers: Any,
-        newurl: str,
-    ) -> urllib.request.Request | None:
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None and urlsplit(newurl).netloc != urlsplit(req.full_url).netloc:
-            new.remove_header("Authorization")
-        return new
+def download_limits(settings: Settings) -> DownloadLimits:
+    """The download bounds the settings ask for."""
+    return DownloadLimits(
+        deadline=settings.download_deadline,
+        min_rate=settings.download_min_rate,
+        window=settings.download_stall_seconds,
+        timeout=min(30.0, settings.download_stall_seconds),
+    )
 
 
 def partial_path(dest: Path) -> Path:
-    """Where the bytes received so far are kept."""
+    """Where the bytes received so far are kept (by default)."""
     return dest.with_name(dest.name + ".partial")
 
 
-def _meta_path(dest: Path) -> Path:
-    return dest.with_name(dest.name + ".partial.json")
+def _meta_path(partial: Path) -> Path:
+    return partial.with_name(partial.name + ".json")
 
 
 def _new_hasher(expected: Expected) -> Any:
@@ -102,8 +112,8 @@ def _new_hasher(expected: Expected) -> Any:
     return hasher
 
 
-def _discard(dest: Path) -> None:
-    for path in (partial_path(dest), _meta_path(dest)):
+def _discard(partial: Path) -> None:
+    for path in (partial, _meta_path(partial)):
         path.unlink(missing_ok=True)
 
 
@@ -135,6 +145,20 @@ class _Reporter:
         self.callback(Progress(self.name, done, self.total, rate, eta, self.start))
 
 
+def _lock(path: Path | None, name: str) -> int | None:
+    """Hold an exclusive lock file (huggingface_hub's own, in the cache) for this run."""
+    if path is None:
+        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DownloadError(f"{name}: another download of this file is running") from None
+    return fd
+
+
 def download(
     url: str,
     dest: Path,
@@ -143,70 +167,79 @@ def download(
     token: str | None = None,
     progress: ProgressCallback | None = None,
     cancel: threading.Event | None = None,
-    timeout: float = 30.0,
+    limits: DownloadLimits | None = None,
+    partial: Path | None = None,
+    lock: Path | None = None,
+    label: str = "",
 ) -> Path:
-    """Download url to dest, continuing an earlier .partial file, and verify it before renaming.
+    """Download url to dest, continuing an earlier partial file, and verify it before renaming.
 
     dest only ever appears complete and verified. Raises DownloadError (partial kept),
-    ChecksumError or DiskFullError (partial deleted), DownloadCancelled (partial kept).
+    DownloadStalled (too slow or past the deadline; partial kept), ChecksumError or
+    DiskFullError (partial deleted), DownloadCancelled (partial kept). `partial` and `lock`
+    default to dest.partial and none; `label` names the file in messages (default dest's name).
     """
     if dest.is_file() and dest.stat().st_size == expected.size:
         return dest
+    limits = limits or DownloadLimits()
+    name = label or dest.name
     dest.parent.mkdir(parents=True, exist_ok=True)
-    partial, meta = partial_path(dest), _meta_path(dest)
+    partial = partial or partial_path(dest)
+    meta = _meta_path(partial)
     identity = {"size": expected.size, "sha256": expected.sha256, "blob": expected.git_blob_sha1}
-    fd = os.open(partial, os.O_RDWR | os.O_CREAT, 0o644)
+    lock_fd = _lock(lock, name)
     try:
+        fd = os.open(partial, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise DownloadError(f"{dest.name}: another download of this file is running") from None
-        try:
-            same = json.loads(meta.read_text()) == identity
-        except (OSError, ValueError):
-            same = False
-        if not same:
-            os.ftruncate(fd, 0)  # bytes of another version of the file, or of unknown origin
-            meta.write_text(json.dumps(identity))
-        try:
-            _fetch_into(fd, url, dest, expected, token, progress, cancel, timeout)
-            os.fsync(fd)
-        except DiskFullError:
-            _discard(dest)
-            raise
-        except OSError as exc:
-            if exc.errno not in _DISK_FULL:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise DownloadError(f"{name}: another download of this file is running") from None
+            try:
+                same = json.loads(meta.read_text()) == identity
+            except (OSError, ValueError):
+                same = False
+            if not same:
+                os.ftruncate(fd, 0)  # bytes of another version of the file, or of unknown origin
+                meta.write_text(json.dumps(identity))
+            try:
+                _fetch_into(fd, url, partial, name, expected, token, progress, cancel, limits)
+                os.fsync(fd)
+            except DiskFullError:
+                _discard(partial)
                 raise
-            _discard(dest)
-            raise DiskFullError(
-                f"{dest.name}: disk full ({exc.strerror}); nothing was kept"
-            ) from None
+            except OSError as exc:
+                if exc.errno not in _DISK_FULL:
+                    raise
+                _discard(partial)
+                raise DiskFullError(
+                    f"{name}: disk full ({exc.strerror}); nothing was kept"
+                ) from None
+        finally:
+            os.close(fd)
+        os.replace(partial, dest)
+        meta.unlink(missing_ok=True)
     finally:
-        os.close(fd)
-    os.replace(partial, dest)
-    meta.unlink(missing_ok=True)
+        if lock_fd is not None:
+            os.close(lock_fd)
     return dest
 
 
 def _open_range(url: str, start: int, token: str | None, timeout: float) -> Any:
-    request = urllib.request.Request(url, headers={"User-Agent": "frogdesk"})
-    if start:
-        request.add_header("Range", f"bytes={start}-")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    opener = urllib.request.build_opener(_NoAuthLeak())
-    return opener.open(request, timeout=timeout)
+    headers = {"Range": f"bytes={start}-"} if start else {}
+    return open_url(url, token=token, timeout=timeout, headers=headers)
 
 
 def _fetch_into(
     fd: int,
     url: str,
-    dest: Path,
+    partial: Path,
+    name: str,
     expected: Expected,
     token: str | None,
     progress: ProgressCallback | None,
     cancel: threading.Event | None,
-    timeout: float,
+    limits: DownloadLimits,
 ) -> None:
     have = os.fstat(fd).st_size
     if have > expected.size:
@@ -216,30 +249,28 @@ def _fetch_into(
     os.lseek(fd, 0, os.SEEK_SET)
     for block in iter(lambda: os.read(fd, CHUNK), b""):
         hasher.update(block)
-    free = shutil.disk_usage(dest.parent).free
+    free = shutil.disk_usage(partial.parent).free
     if expected.size - have > free:
-        _discard(dest)
+        _discard(partial)
         raise DiskFullError(
-            f"{dest.name}: needs {(expected.size - have) / 2**30:.2f} GiB more, "
-            f"{free / 2**30:.2f} GiB free on {dest.parent}"
+            f"{name}: needs {(expected.size - have) / 2**30:.2f} GiB more, "
+            f"{free / 2**30:.2f} GiB free on {partial.parent}"
         )
-    report = _Reporter(dest.name, expected.size, have, progress)
+    report = _Reporter(name, expected.size, have, progress)
     if have < expected.size:
         try:
-            response = _open_range(url, have, token, timeout)
+            response = _open_range(url, have, token, min(limits.timeout, limits.window))
         except urllib.error.HTTPError as exc:
             if exc.code == 416:  # the server's file is shorter than our partial: start over
                 os.ftruncate(fd, 0)
-            raise _http_error(exc, dest.name) from None
+            raise _http_error(exc, name) from None
         except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            raise DownloadError(
-                f"{dest.name}: cannot connect ({exc}); run again to resume"
-            ) from None
+            raise DownloadError(f"{name}: cannot connect ({exc}); run again to resume") from None
         with response:
             content_range = response.headers.get("Content-Range", "")
             if response.status == 206 and not content_range.startswith(f"bytes {have}-"):
                 raise DownloadError(
-                    f"{dest.name}: the server answered range {have}- with '{content_range}'"
+                    f"{name}: the server answered range {have}- with '{content_range}'"
                 )
             if have and response.status == 200:  # the server ignored the range: start over
                 os.ftruncate(fd, 0)
@@ -247,18 +278,18 @@ def _fetch_into(
                 hasher = _new_hasher(expected)
                 report.start = 0
             os.lseek(fd, have, os.SEEK_SET)
-            have = _copy(response, fd, hasher, have, expected.size, dest.name, report, cancel)
+            have = _copy(response, fd, hasher, have, expected.size, name, report, cancel, limits)
     report(have, final=True)
     if have != expected.size:
         raise DownloadError(
-            f"{dest.name}: connection closed at {have} of {expected.size} bytes; run again to resume"
+            f"{name}: connection closed at {have} of {expected.size} bytes; run again to resume"
         )
     digest = hasher.hexdigest()
     want = expected.sha256 or expected.git_blob_sha1
     if want and digest != want.lower():
-        _discard(dest)
+        _discard(partial)
         raise ChecksumError(
-            f"{dest.name}: checksum mismatch (expected {want}, got {digest}); the download was deleted"
+            f"{name}: checksum mismatch (expected {want}, got {digest}); the download was deleted"
         )
 
 
@@ -271,14 +302,37 @@ def _copy(
     name: str,
     report: _Reporter,
     cancel: threading.Event | None,
+    limits: DownloadLimits,
 ) -> int:
+    began = window_start = time.monotonic()
+    window_bytes = 0
     while have < total:
         if cancel is not None and cancel.is_set():
             raise DownloadCancelled(
                 f"{name}: cancelled at {have} of {total} bytes; run again to resume"
             )
+        now = time.monotonic()
+        if limits.deadline and now - began > limits.deadline:
+            raise DownloadStalled(
+                f"{name}: stopped at {have} of {total} bytes after the {limits.deadline:g} s "
+                "download deadline; the partial is kept, run again to resume"
+            )
+        if now - window_start >= limits.window:
+            if limits.min_rate and window_bytes < limits.min_rate * (now - window_start):
+                raise DownloadStalled(
+                    f"{name}: stalled at {have} of {total} bytes ({window_bytes} bytes in the "
+                    f"last {now - window_start:.0f} s, below the minimum {limits.min_rate:g} B/s); "
+                    "the partial is kept, run again to resume"
+                )
+            window_start, window_bytes = now, 0
         try:
-            block = response.read(min(CHUNK, total - have))
+            # read1 returns what has arrived: read() would wait for a whole chunk, however slow
+            block = response.read1(min(CHUNK, total - have))
+        except TimeoutError:
+            raise DownloadStalled(
+                f"{name}: stalled at {have} of {total} bytes (nothing received for "
+                f"{min(limits.timeout, limits.window):g} s); the partial is kept, run again to resume"
+            ) from None
         except (OSError, http.client.HTTPException) as exc:
             raise DownloadError(
                 f"{name}: connection lost at {have} of {total} bytes ({exc}); run again to resume"
@@ -296,6 +350,7 @@ def _copy(
             raise
         hasher.update(block)
         have += len(block)
+        window_bytes += len(block)
         report(have)
     return have
 

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 from frogdesk.durable import atomic_write_text
 from frogdesk.models.errors import ModelError
+from frogdesk.models.hub_http import NO_RETRY, HubRequestError, RetryPolicy, get_json, next_page
+from frogdesk.models.names import UnsafeName, check_commit, check_object_id, safe_relative
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
@@ -37,6 +41,12 @@ class RepoListing:
     files: tuple[HubFile, ...]
     fetched_at: float
     from_cache: bool = False
+    commit: str = ""
+    """The commit the revision pointed at when listed ("" in listings saved by older versions)."""
+    offline_reason: str = ""
+    """Why the saved copy stands in for the Hub (empty when fresh)."""
+    refused: tuple[str, ...] = ()
+    """One line per listed name refused as unsafe (absolute, `..`, control characters)."""
 
     def file(self, path: str) -> HubFile:
         """The listed file at this path."""
@@ -98,27 +108,67 @@ def cached_listing(
         data = json.loads(target.read_text(encoding="utf-8"))
         files = tuple(HubFile(**f) for f in data.pop("files"))
         data["from_cache"] = True
+        data["refused"] = tuple(data.get("refused", ()))
         return RepoListing(files=files, **data)
     except (OSError, ValueError, TypeError, KeyError):
         return None
 
 
-def _fetch(repo: str, revision: str, endpoint: str, token: str | None) -> tuple[HubFile, ...]:
-    from huggingface_hub import HfApi
-    from huggingface_hub.hf_api import RepoFile
+def _tree_entry(item: Any, where: str) -> HubFile:
+    """One file entry of the tree API, its name and ids checked."""
+    lfs = item.get("lfs") or None
+    sha256 = check_object_id(str(lfs["oid"]).lower(), where) if lfs else None
+    path = str(item["path"])
+    safe_relative(path, where)
+    return HubFile(path, int(item["size"]), sha256, check_object_id(str(item["oid"]), where))
 
-    api = HfApi(endpoint=endpoint, token=token or False)
-    items = api.list_repo_tree(repo, recursive=True, revision=revision)
-    return tuple(
-        HubFile(
-            path=item.path,
-            size=int(item.size),
-            sha256=item.lfs.sha256 if item.lfs else None,
-            blob_id=item.blob_id,
+
+def _fetch(
+    repo: str, revision: str, endpoint: str, token: str | None, timeout: float
+) -> tuple[str, tuple[HubFile, ...], tuple[str, ...]]:
+    """(commit, files, refusals): the revision's commit, then its whole tree, page by page."""
+    base = f"{endpoint}/api/models/{repo}"
+    info, _ = get_json(f"{base}/revision/{quote(revision, safe='')}", token=token, timeout=timeout)
+    commit = check_commit(str(info.get("sha", "")) if isinstance(info, dict) else "", endpoint)
+    url: str | None = f"{base}/tree/{commit}?recursive=true&expand=false"
+    files: list[HubFile] = []
+    refused: list[str] = []
+    while url is not None:
+        page, headers = get_json(url, token=token, timeout=timeout)
+        if not isinstance(page, list):
+            raise HubRequestError(f"{endpoint} sent a tree that is not a list", lasting=True)
+        for item in page:
+            if not isinstance(item, dict) or item.get("type") != "file":
+                continue
+            try:
+                files.append(_tree_entry(item, f"the listing of {repo}"))
+            except UnsafeName as exc:
+                refused.append(str(exc))
+            except (KeyError, TypeError, ValueError):
+                refused.append(f"refused a malformed entry of the listing of {repo}")
+        url = next_page(headers, url)
+    return commit, tuple(files), tuple(refused)
+
+
+def _http_failure(
+    repo: str, revision: str, endpoint: str, token: str | None, exc: HubRequestError
+) -> ModelError | None:
+    """The error to raise for a definite answer from the Hub (not found, gated), else None."""
+    if exc.code == "GatedRepo" or (exc.status == 403 and token):
+        return ModelError(
+            f"{repo} is gated: accept its terms on the Hub, then log in (`hf auth login`) or set HF_TOKEN"
         )
-        for item in items
-        if isinstance(item, RepoFile)
-    )
+    if exc.code == "RevisionNotFound":
+        return ModelError(f"{repo}: no revision '{revision}'")
+    if exc.code == "RepoNotFound" or exc.status == 404:
+        hint = "" if token else " (if it is private, log in with `hf auth login` or set HF_TOKEN)"
+        return ModelError(f"{repo}: no such repo on {endpoint}{hint}")
+    if exc.status in (401, 403):
+        return ModelError(
+            f"{repo}: HTTP {exc.status} from {endpoint}: the repo is private or gated; log in "
+            "(`hf auth login`) or set HF_TOKEN"
+        )
+    return None
 
 
 def list_repo(
@@ -129,57 +179,69 @@ def list_repo(
     revision: str = "main",
     token: str | None = None,
     offline: bool | None = None,
+    retry: RetryPolicy = NO_RETRY,
+    timeout: float = 10.0,
 ) -> RepoListing:
-    """The repo's files from the Hub (saved for later), or the saved listing when offline or unreachable."""
+    """The repo's files from the Hub (saved for later), or the saved listing when offline or unreachable.
+
+    A failure that cannot heal soon (the name does not resolve, the connection is refused,
+    no route) ends at once; a transient one (timeout, 5xx) is retried as `retry` says, with
+    its countdown reported. Either way the saved listing, when there is one, is returned
+    with `offline_reason` saying why.
+    """
     if offline is None:
         offline = offline_requested()
     if offline:
         cached = cached_listing(cache_dir, endpoint, repo, revision)
         if cached is None:
             raise ModelError(
-                f"{repo}: offline and no saved listing; run `frogdesk models list {repo}` online once"
+                f"{repo}: offline and no saved listing (HF_HUB_OFFLINE is set); "
+                f"run `frogdesk models list {repo}` online once"
             )
-        return cached
-    import httpx2
-    from huggingface_hub.errors import (
-        GatedRepoError,
-        HfHubHTTPError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
+        return dataclasses.replace(cached, offline_reason="HF_HUB_OFFLINE is set")
+    attempt = 0
+    while True:
+        try:
+            commit, files, refused = _fetch(repo, revision, endpoint, token, timeout)
+            break
+        except HubRequestError as exc:
+            definite = _http_failure(repo, revision, endpoint, token, exc)
+            if definite is not None:
+                raise definite from None
+            if exc.lasting or attempt >= len(retry.waits):
+                return _fallback(cache_dir, endpoint, repo, revision, str(exc))
+            retry.wait(attempt, str(exc))
+            attempt += 1
+    listing = RepoListing(
+        repo, revision, endpoint, files, fetched_at=time.time(), commit=commit, refused=refused
     )
-
-    try:
-        files = _fetch(repo, revision, endpoint, token)
-    except GatedRepoError:
-        raise ModelError(
-            f"{repo} is gated: accept its terms on the Hub, then log in (`hf auth login`) or set HF_TOKEN"
-        ) from None
-    except RepositoryNotFoundError:
-        hint = "" if token else " (if it is private, log in with `hf auth login` or set HF_TOKEN)"
-        raise ModelError(f"{repo}: no such repo on {endpoint}{hint}") from None
-    except RevisionNotFoundError:
-        raise ModelError(f"{repo}: no revision '{revision}'") from None
-    except HfHubHTTPError as exc:
-        status = exc.response.status_code if exc.response is not None else 0
-        if status in (401, 403):
-            raise ModelError(
-                f"{repo}: HTTP {status} from {endpoint}: the repo is private or gated; log in "
-                "(`hf auth login`) or set HF_TOKEN"
-            ) from None
-        return _fallback(cache_dir, endpoint, repo, revision, exc)
-    except (httpx2.HTTPError, OSError, ValueError) as exc:
-        return _fallback(cache_dir, endpoint, repo, revision, exc)
-    listing = RepoListing(repo, revision, endpoint, files, fetched_at=time.time())
     _save(cache_dir, listing)
     return listing
 
 
-def _fallback(
-    cache_dir: Path, endpoint: str, repo: str, revision: str, exc: Exception
-) -> RepoListing:
+def _fallback(cache_dir: Path, endpoint: str, repo: str, revision: str, reason: str) -> RepoListing:
     """The saved listing when the Hub cannot be reached, else the error."""
     cached = cached_listing(cache_dir, endpoint, repo, revision)
     if cached is not None:
-        return cached
-    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    raise ModelError(f"{repo}: cannot list files on {endpoint}: {first}") from None
+        return dataclasses.replace(cached, offline_reason=reason)
+    raise ModelError(f"{repo}: cannot list files on {endpoint}: {reason}; no saved listing")
+
+
+def age_text(seconds: float) -> str:
+    """A listing's age in words: 40 s, 12 min, 5 h, 3 days."""
+    if seconds < 90:
+        return f"{max(0, int(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{int(seconds // 60)} min"
+    if seconds < 48 * 3600:
+        return f"{int(seconds // 3600)} h"
+    return f"{int(seconds // 86400)} days"
+
+
+def source_line(listing: RepoListing, now: float | None = None) -> str:
+    """Where a listing came from, in one line: the endpoint, or the saved copy, its age and why."""
+    if not listing.from_cache:
+        return listing.endpoint
+    age = age_text((now or time.time()) - listing.fetched_at)
+    why = f"{listing.offline_reason}; " if listing.offline_reason else ""
+    return f"saved listing from {age} ago ({why}offline)"

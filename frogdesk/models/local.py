@@ -86,19 +86,22 @@ def hf_cache_models(cache_dir: Path | None = None) -> list[LocalModel]:
     except (CacheNotFound, OSError, ValueError):
         return []
     out: list[LocalModel] = []
-    for repo in info.repos:
+    for repo in sorted(info.repos, key=lambda r: r.repo_id):
         if repo.repo_type != "model":
             continue
+        seen: set[str] = set()
+        # newest revision first: a model pulled at an older commit is still listed, once
         for revision in sorted(repo.revisions, key=lambda r: r.last_modified, reverse=True):
             snapshot = revision.snapshot_path
             by_rel = {
                 f.file_path.relative_to(snapshot).as_posix(): f.file_path for f in revision.files
             }
-            out += [
-                LocalModel(repo.repo_id, g.name, tuple(by_rel[p] for p in g.parts), "hf-cache")
-                for g in group_files(by_rel)
-            ]
-            break  # the newest revision only
+            for group in group_files(by_rel):
+                if group.name.stem in seen:
+                    continue
+                seen.add(group.name.stem)
+                parts = tuple(by_rel[p] for p in group.parts)
+                out.append(LocalModel(repo.repo_id, group.name, parts, "hf-cache"))
     return out
 
 

@@ -85,6 +85,8 @@ def test_pull_checksum_failure_exits_with_a_clear_message(
     assert code == 2 and out == ""
     assert "checksum mismatch" in err and "Traceback" not in err
     assert not list(AppPaths.default().models_dir.rglob("*.gguf*"))
+    repo_cache = Path(os.environ["HF_HUB_CACHE"]) / f"models--{REPO.replace('/', '--')}"
+    assert not [p for p in repo_cache.rglob("*") if p.is_file()]  # no blob, no partial, no link
 
 
 def test_import_links_and_copies(
@@ -141,7 +143,7 @@ def _hf_cache_model(root: Path, repo: str, name: str, data: bytes) -> Path:
     return link
 
 
-def test_models_in_the_hf_cache_are_found_and_not_removed(
+def test_models_in_the_hf_cache_are_found_and_removed_cleanly(
     model_quants: dict[str, Path],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -160,8 +162,11 @@ def test_models_in_the_hf_cache_are_found_and_not_removed(
     code, out, _ = _run(capsys, "models", "list", "--json")
     rows = json.loads(out)["models"]
     assert [r["on_disk"] for r in rows] == [str(link)]
-    code, _, err = _run(capsys, "models", "rm", "someone/FrogNano-4B-2609-GGUF:Q4_0")
-    assert code == 2 and "hf cache delete" in err and link.exists()
+    blob = link.resolve()
+    code, out, err = _run(capsys, "models", "rm", "someone/FrogNano-4B-2609-GGUF:Q4_0")
+    assert code == 0, err
+    assert f"removed {link}" in out and not link.is_symlink() and not blob.exists()
+    assert not (cache / "models--someone--FrogNano-4B-2609-GGUF" / "refs" / "main").exists()
 
 
 def test_hf_endpoint_environment_is_honoured(

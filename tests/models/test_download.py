@@ -20,14 +20,14 @@ from frogdesk.models.download import (
     Expected,
     Progress,
     download,
-    partial_path,
 )
 from frogdesk.models.gguf_info import inspect_gguf
+from frogdesk.models.hf_cache import incomplete_path, lock_path
 from frogdesk.models.hub import list_repo, resolve_url
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.spec import parse_spec
 from frogdesk.paths import AppPaths
-from tests.support.hub_server import PREFIX, REPO, RunningHub
+from tests.support.hub_server import COMMIT, PREFIX, REPO, RunningHub
 
 CHILD = Path(__file__).with_name("pull_child.py")
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,16 +38,29 @@ def _listing(hub: RunningHub):  # type: ignore[no-untyped-def]
 
 
 def _leftovers(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.rglob("*") if p.is_file()) if folder.exists() else []
+    """Files under folder, but huggingface_hub's lock files (it leaves them too)."""
+    if not folder.exists():
+        return []
+    return sorted(p.name for p in folder.rglob("*") if p.is_file() and ".locks" not in p.parts)
+
+
+def _blob(cache: Path, name: str, hub: RunningHub) -> Path:
+    """Where the cache keeps a served file's bytes: blobs/<sha256>."""
+    data = hub.state.repos[REPO].files[name]
+    return cache / f"models--{REPO.replace('/', '--')}" / "blobs" / hashlib.sha256(data).hexdigest()
+
+
+def _snapshot(cache: Path, name: str) -> Path:
+    return cache / f"models--{REPO.replace('/', '--')}" / "snapshots" / COMMIT / name
 
 
 def test_pull_downloads_and_verifies(hub: RunningHub, tmp_path: Path) -> None:
     seen: list[Progress] = []
     paths = pull(parse_spec(f"{REPO}:Q4_K_M"), _listing(hub), tmp_path, progress=seen.append)
     name = f"{PREFIX}-Q4_K_M.gguf"
-    assert paths == [tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF" / name]
+    assert paths == [_snapshot(tmp_path, name)] and paths[0].is_symlink()
     assert paths[0].read_bytes() == hub.state.repos[REPO].files[name]
-    assert _leftovers(tmp_path) == [name]
+    assert _leftovers(tmp_path) == sorted([name, _blob(tmp_path, name, hub).name, "main"])
     assert seen and seen[-1].done == seen[-1].total == len(hub.state.repos[REPO].files[name])
     # pulling again transfers nothing
     before = dict(hub.state.served)
@@ -102,9 +115,9 @@ def test_lost_connection_keeps_the_partial_and_resumes(hub: RunningHub, tmp_path
     hub.state.drop_after[name] = 300_000
     with pytest.raises(DownloadError, match="run again to resume"):
         pull(parse_spec(f"{REPO}:F16"), _listing(hub), tmp_path)
-    dest = tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF" / name
+    dest = _blob(tmp_path, name, hub)
     assert not dest.exists()
-    assert partial_path(dest).stat().st_size == 300_000
+    assert incomplete_path(dest).stat().st_size == 300_000
     hub.state.served.clear()
     pull(parse_spec(f"{REPO}:F16"), _listing(hub), tmp_path)
     assert hub.state.served[name] == size - 300_000
@@ -137,8 +150,8 @@ def test_cancel_keeps_partial(hub: RunningHub, tmp_path: Path) -> None:
         pull(
             parse_spec(f"{REPO}:F16"), _listing(hub), tmp_path, progress=on_progress, cancel=cancel
         )
-    dest = tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF" / f"{PREFIX}-f16.gguf"
-    assert not dest.exists() and partial_path(dest).stat().st_size > 0
+    dest = _blob(tmp_path, f"{PREFIX}-f16.gguf", hub)
+    assert not dest.exists() and incomplete_path(dest).stat().st_size > 0
 
 
 def test_small_git_file_is_verified_by_blob_id(hub: RunningHub, tmp_path: Path) -> None:
@@ -188,8 +201,8 @@ def test_download_killed_midway_resumes_in_a_new_process(hub: RunningHub, tmp_pa
     size = len(hub.state.repos[REPO].files[name])
     hub.state.bytes_per_second = 1_000_000  # about two seconds for the file
     child = _child(hub, f"{REPO}:F16", tmp_path)
-    dest = tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF" / name
-    partial = partial_path(dest)
+    dest = _blob(tmp_path, name, hub)
+    partial = incomplete_path(dest)
     deadline = time.monotonic() + 120
     while not (partial.exists() and partial.stat().st_size >= size // 3):
         assert child.poll() is None, child.communicate()[0]
@@ -206,8 +219,9 @@ def test_download_killed_midway_resumes_in_a_new_process(hub: RunningHub, tmp_pa
     out, _ = child.communicate(timeout=120)
     assert child.returncode == 0, out
     assert dest.read_bytes() == hub.state.repos[REPO].files[name]
+    assert _snapshot(tmp_path, name).read_bytes() == dest.read_bytes()
     resumed = [r for r in hub.state.requests[first_request:] if r[1].endswith(name)]
-    assert resumed == [("GET", f"/{REPO}/resolve/main/{name}", f"bytes={kept}-")]
+    assert resumed == [("GET", f"/{REPO}/resolve/{COMMIT}/{name}", f"bytes={kept}-")]
     sent = hub.state.served_by_range[(name, f"bytes={kept}-")]
     assert sent == size - kept  # only the missing tail crossed the wire
     assert sent < size * 0.7
@@ -220,7 +234,7 @@ def test_full_disk_leaves_nothing_half_written(hub: RunningHub, tmp_path: Path) 
     out, _ = child.communicate(timeout=120)
     assert child.returncode == 1, out
     assert "DiskFullError" in out and "nothing was kept" in out
-    repo_dir = tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF"
+    repo_dir = tmp_path / f"models--{REPO.replace('/', '--')}"
     assert _leftovers(repo_dir) == []
     assert name not in _leftovers(tmp_path)
 
@@ -230,10 +244,11 @@ def test_a_second_download_of_the_same_file_is_refused(hub: RunningHub, tmp_path
 
     listing = _listing(hub)
     name = f"{PREFIX}-Q4_0.gguf"
-    dest = tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF" / name
-    dest.parent.mkdir(parents=True)
-    with partial_path(dest).open("ab") as held:
-        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # as a running download holds it
+    sha = hashlib.sha256(hub.state.repos[REPO].files[name]).hexdigest()
+    lock = lock_path(tmp_path, REPO, sha)
+    lock.parent.mkdir(parents=True)
+    with lock.open("ab") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # as huggingface_hub's filelock holds it
         with pytest.raises(DownloadError, match="another download"):
             pull(parse_spec(f"{REPO}:Q4_0"), listing, tmp_path)
     (path,) = pull(parse_spec(f"{REPO}:Q4_0"), listing, tmp_path)
@@ -263,19 +278,19 @@ def test_redirect_to_another_host_does_not_carry_the_token(hub: RunningHub, tmp_
     assert path.read_bytes() == hub.state.repos[REPO].files[name]
     seen = [(p, auth) for p, auth in hub.state.authorization_seen if p.endswith(name)]
     assert seen == [
-        (f"/{REPO}/resolve/main/{name}", True),
-        (f"/cdn/{REPO}/resolve/main/{name}", False),
+        (f"/{REPO}/resolve/{COMMIT}/{name}", True),
+        (f"/cdn/{REPO}/resolve/{COMMIT}/{name}", False),
     ]
 
 
 def test_file_shrunk_on_the_server_resets_the_partial(hub: RunningHub, tmp_path: Path) -> None:
     name = f"{PREFIX}-f16.gguf"
     listing = _listing(hub)  # kept while the server's file changes under it
+    dest = _blob(tmp_path, name, hub)
     hub.state.drop_after[name] = 100_000
     with pytest.raises(DownloadError):
         pull(parse_spec(f"{REPO}:F16"), listing, tmp_path)
     hub.state.repos[REPO].files[name] = b"GGUF" + bytes(2000)
     with pytest.raises(DownloadError, match="changed"):
         pull(parse_spec(f"{REPO}:F16"), listing, tmp_path)
-    dest = tmp_path / "bartowski" / "microsoft_FrogNano-4B-2609-GGUF" / name
-    assert partial_path(dest).stat().st_size == 0 and not dest.exists()
+    assert incomplete_path(dest).stat().st_size == 0 and not dest.exists()

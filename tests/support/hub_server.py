@@ -40,6 +40,10 @@ class HubState:
     repos: dict[str, HubRepo] = field(default_factory=dict)
     bytes_per_second: float = 0.0
     """Throttle for resolve bodies; 0 serves at full speed."""
+    step: int = 16384
+    """Bytes written at a time (the throttle sleeps after each)."""
+    fail_api: list[int] = field(default_factory=list)
+    """HTTP statuses answered to the next API requests, one each (a Hub having a bad minute)."""
     corrupt: set[str] = field(default_factory=set)
     """Paths whose served bytes differ from the listed sha256 (one byte flipped)."""
     drop_after: dict[str, int] = field(default_factory=dict)
@@ -132,7 +136,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if not self._authorized():
             return
-        if path.startswith("/api/models/"):
+        if path.startswith("/api/models/") and state.fail_api:
+            with state.lock:
+                status = state.fail_api.pop(0)
+            self._json(status, {"error": "try later"})
+        elif path.startswith("/api/models/"):
             self._api(path.removeprefix("/api/models/"), parse_qs(url.query))
         elif "/resolve/" in path:
             self._resolve(path.lstrip("/"))
@@ -217,7 +225,7 @@ class _Handler(BaseHTTPRequestHandler):
         if cut is not None:
             body = body[:cut]
             self.close_connection = True
-        step = 16384
+        step = state.step
         for offset in range(0, len(body), step):
             piece = body[offset : offset + step]
             try:
@@ -247,6 +255,13 @@ class RunningHub:
 
     endpoint: str
     state: HubState
+    server: _Server | None = None
+
+    def stop(self) -> None:
+        """Stop serving and free the port (the block's end then has nothing left to do)."""
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
 
 
 @contextmanager
@@ -256,7 +271,7 @@ def serve_hub(state: HubState) -> Iterator[RunningHub]:
     thread = threading.Thread(target=server.serve_forever, name="hub-server", daemon=True)
     thread.start()
     try:
-        yield RunningHub(f"http://127.0.0.1:{server.server_address[1]}", state)
+        yield RunningHub(f"http://127.0.0.1:{server.server_address[1]}", state, server)
     finally:
         server.shutdown()
         server.server_close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -54,8 +55,10 @@ async def test_pick_download_load_then_session(hub: RunningHub, tmp_path: Path) 
         assert isinstance(session, SessionScreen)
         info = session.status.info
         assert info.model and info.device
-        downloaded = list(AppPaths.default().models_dir.rglob("*Q4_K_M*.gguf"))
+        downloaded = list(Path(os.environ["HF_HUB_CACHE"]).rglob("*Q4_K_M*.gguf"))
         assert len(downloaded) == 1 and downloaded[0].stat().st_size > 0
+        assert downloaded[0].is_symlink() and downloaded[0].parent.parent.name == "snapshots"
+        assert not list(AppPaths.default().models_dir.rglob("*.gguf"))
 
 
 async def test_offline_without_a_model_offers_a_local_file(

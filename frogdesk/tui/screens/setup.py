@@ -225,9 +225,10 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
 
     @work(thread=True, name="download", exit_on_error=False)
     def _download(self, row: CatalogRow) -> None:
-        from frogdesk.models.download import DownloadCancelled
+        from frogdesk.models.download import DownloadCancelled, download_limits
         from frogdesk.models.errors import ModelError
         from frogdesk.models.hub import hub_token
+        from frogdesk.models.local import hf_cache_dir
         from frogdesk.models.pull import pull
         from frogdesk.models.spec import parse_spec
 
@@ -241,10 +242,11 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             files = pull(
                 spec,
                 self.listing,
-                self.paths.models_dir,
+                hf_cache_dir(),
                 token=hub_token(),
                 progress=progress,
                 cancel=self.cancel,
+                limits=download_limits(self.settings),
             )
         except DownloadCancelled:
             self.post_message(

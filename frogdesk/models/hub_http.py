@@ -1,0 +1,168 @@
+"""One bounded HTTP request to the Hub: capped reads, failures sorted into healing or not, no token leaks."""
+
+from __future__ import annotations
+
+import errno
+import http.client
+import json
+import socket
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+from urllib.parse import urljoin, urlsplit
+
+from frogdesk.models.errors import ModelError
+
+MAX_JSON_BYTES = 32 << 20
+"""Largest API reply read whole (a listing page of a huge repo is a few MB)."""
+_NO_ROUTE = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL, errno.ENETDOWN}
+
+
+class HubRequestError(ModelError):
+    """A Hub request failed; `lasting` says whether trying again soon can help."""
+
+    def __init__(self, message: str, *, lasting: bool, status: int = 0, code: str = "") -> None:
+        super().__init__(message)
+        self.lasting = lasting
+        self.status = status
+        self.code = code
+        """The Hub's X-Error-Code header (RepoNotFound, GatedRepo, RevisionNotFound)."""
+
+
+class HubCancelled(ModelError):
+    """The user cancelled while waiting to try the Hub again."""
+
+
+def origin(url: str) -> tuple[str, str]:
+    """(scheme, host:port) of a URL: a token goes only where both match."""
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.lower()
+
+
+class SameOriginAuth(urllib.request.HTTPRedirectHandler):
+    """Follow redirects, dropping the token unless scheme, host and port all stay the same.
+
+    A redirect to a CDN (another host) or from https to http on the same host (a downgrade
+    an attacker on the network can read) must not carry the user's token.
+    """
+
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: Any,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        if new is not None and origin(newurl) != origin(req.full_url):
+            new.remove_header("Authorization")
+        return new
+
+
+def open_url(
+    url: str, *, token: str | None, timeout: float, headers: dict[str, str] | None = None
+) -> Any:
+    """Open url (following redirects safely) with the token sent to the URL's own origin only."""
+    request = urllib.request.Request(url, headers={"User-Agent": "frogdesk", **(headers or {})})
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    return urllib.request.build_opener(SameOriginAuth()).open(request, timeout=timeout)
+
+
+def describe_failure(exc: BaseException, host: str) -> tuple[str, bool]:
+    """A short reason for a failed connection and whether it lasts (retrying soon cannot help)."""
+    reason: object = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+    if isinstance(reason, socket.gaierror):
+        return f"the name {host.rsplit(':', 1)[0] or host} does not resolve", True
+    if isinstance(reason, ConnectionRefusedError):
+        return f"{host} refused the connection", True
+    if isinstance(reason, ssl.SSLError):
+        return f"TLS failed with {host} ({reason.reason or reason})", True
+    if isinstance(reason, TimeoutError | socket.timeout):
+        return f"{host} did not answer in time", False
+    if isinstance(reason, OSError) and reason.errno in _NO_ROUTE:
+        return f"no route to {host}", True
+    text = str(reason).splitlines()[0] if str(reason) else type(reason).__name__
+    return f"{host}: {text}", False
+
+
+def get_json(url: str, *, token: str | None, timeout: float = 10.0) -> tuple[Any, Any]:
+    """GET a JSON reply (at most MAX_JSON_BYTES) in one attempt: (data, response headers)."""
+    host = urlsplit(url).netloc
+    try:
+        response = open_url(url, token=token, timeout=timeout)
+    except urllib.error.HTTPError as exc:
+        code = exc.headers.get("X-Error-Code", "") if exc.headers else ""
+        transient = exc.code in (408, 429) or exc.code >= 500
+        raise HubRequestError(
+            f"HTTP {exc.code} from {host}", lasting=not transient, status=exc.code, code=code
+        ) from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException, ValueError) as exc:
+        text, lasting = describe_failure(exc, host)
+        raise HubRequestError(text, lasting=lasting) from None
+    with response:
+        try:
+            body = response.read(MAX_JSON_BYTES + 1)
+        except (OSError, http.client.HTTPException) as exc:
+            text, _ = describe_failure(exc, host)
+            raise HubRequestError(text, lasting=False) from None
+        headers = response.headers
+    if len(body) > MAX_JSON_BYTES:
+        raise HubRequestError(
+            f"{host} sent a reply over {MAX_JSON_BYTES >> 20} MiB; refused", lasting=True
+        )
+    try:
+        return json.loads(body), headers
+    except ValueError:
+        raise HubRequestError(f"{host} sent a reply that is not JSON", lasting=True) from None
+
+
+def next_page(headers: Any, current: str) -> str | None:
+    """The Link rel="next" URL, refused unless it stays on the current origin."""
+    links: str = headers.get("Link") or ""
+    for link in links.split(","):
+        target, _, params = link.partition(";")
+        if 'rel="next"' in params.replace(" ", ""):
+            url = urljoin(current, target.strip().strip("<>"))
+            if origin(url) != origin(current):
+                raise HubRequestError(
+                    f"the Hub's next page points to another origin ({urlsplit(url).netloc})",
+                    lasting=True,
+                )
+            return str(url)
+    return None
+
+
+WaitCallback = Callable[[int, int, str], None]
+"""(seconds left before the next try, the try about to be made, why) for a visible countdown."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How transient failures (timeouts, 5xx) are retried; lasting ones never are."""
+
+    waits: tuple[float, ...] = (2.0, 4.0, 8.0)
+    on_wait: WaitCallback | None = None
+    cancel: threading.Event | None = None
+
+    def wait(self, index: int, reason: str) -> None:
+        """Count down the index-th wait, one report per second; HubCancelled if cancelled."""
+        deadline = time.monotonic() + self.waits[index]
+        while (left := deadline - time.monotonic()) > 0:
+            if self.on_wait is not None:
+                self.on_wait(int(left + 0.999), index + 2, reason)
+            if self.cancel is not None and self.cancel.wait(min(left, 1.0)):
+                raise HubCancelled(f"cancelled while waiting to try again ({reason})")
+            if self.cancel is None:
+                time.sleep(min(left, 1.0))
+
+
+NO_RETRY = RetryPolicy(waits=())
+"""One attempt only."""
