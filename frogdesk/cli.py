@@ -12,6 +12,8 @@ from frogdesk import __version__
 from frogdesk.commands import common
 from frogdesk.errors import FrogDeskError
 from frogdesk.inert import inert_line
+from frogdesk.paths import AppPaths
+from frogdesk.review.transaction import recover_all
 
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE: what a shell reports for a command whose reader went away."""
@@ -67,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if not getattr(args, "tolerates_bad_config", False):
             common.load_settings(args)  # a bad config file stops here with one clear line
+        _recover_transactions()
         code: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
     except BrokenPipeError:
@@ -81,6 +84,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("frogdesk: interrupted", file=sys.stderr)
         return 130
     return code
+
+
+def _recover_transactions() -> None:
+    """Finish or revert any apply or undo a crash interrupted, saying so in one line each."""
+    for done in recover_all(AppPaths.default().sessions_dir):
+        print(f"frogdesk: {inert_line(done.describe())}", file=sys.stderr)
 
 
 def _describe_os_error(exc: OSError) -> str:

@@ -10,20 +10,21 @@ from pathlib import Path
 
 from frogdesk.errors import FrogDeskError
 from frogdesk.review.commit import commit_paths, index_entries
-from frogdesk.review.fsops import UnsafePath, read_state, write_states
+from frogdesk.review.fsops import UnsafePath, WriteReport, read_state
 from frogdesk.review.gitcmd import read_blobs
+from frogdesk.review.journal import new_journal
 from frogdesk.review.merge import merge_states
 from frogdesk.review.model import FileChange, Hunk, SessionDiff
-from frogdesk.review.target import FilePlan, FileState, plan_file
-from frogdesk.review.undo import (
+from frogdesk.review.records import (
     ApplyRecord,
     RecordedFile,
-    StateRef,
     drop_record,
     new_record_id,
     save_record,
     update_record,
 )
+from frogdesk.review.target import FilePlan, FileState, plan_file, ref_of
+from frogdesk.review.transaction import plan_journal, run_transaction
 from frogdesk.review.user_changes import USER_CHANGED_NOTE
 
 
@@ -115,17 +116,29 @@ def apply_hunks(
         return ApplyResult(applied=True)
     root = repo_root.resolve()
     record: ApplyRecord | None = None
+    before = {p: plan.expected[p] for p in writes}
     if session_dir is not None:
         record = ApplyRecord(
             id=new_record_id(),
             session_id=session_id,
             repo=str(root),
             created_at=time.time(),
-            files=[RecordedFile(p, _ref(plan.expected[p]), _ref(s)) for p, s in writes.items()],
+            files=[RecordedFile(p, ref_of(before[p]), ref_of(s)) for p, s in writes.items()],
         )
-        save_record(session_dir, record, {p: plan.expected[p] for p in writes})
+    journal = new_journal("apply", session_id, root, record.id if record else "")
+    plan_journal(journal, root, before, writes)
+
+    def save() -> None:
+        if record is not None and session_dir is not None:
+            save_record(session_dir, record, before)
+
+    def finish(report: WriteReport) -> None:
+        if record is not None and session_dir is not None:
+            record.created_dirs = [d for d in report.created_dirs if (root / d).is_dir()]
+            update_record(session_dir, record)
+
     try:
-        report = write_states(root, writes, plan.expected)
+        run_transaction(session_dir, journal, before, writes, on_journaled=save, on_done=finish)
     except BaseException:
         if record is not None and session_dir is not None:
             drop_record(session_dir, record.id)
@@ -133,9 +146,6 @@ def apply_hunks(
     result = ApplyResult(
         applied=True, written=list(writes), record_id=record.id if record else None
     )
-    if record is not None and session_dir is not None:
-        record.created_dirs = report.created_dirs
-        update_record(session_dir, record)
     if commit_message:
         index_before = index_entries(root, list(writes))
         result.commit = commit_paths(root, list(writes), commit_message)
@@ -152,10 +162,6 @@ def _touches(diff: SessionDiff, path: str, flagged: set[str]) -> bool:
         return True
     change = diff.find_file(path)
     return change is not None and bool({change.old_path, change.new_path} & flagged)
-
-
-def _ref(state: FileState | None) -> StateRef | None:
-    return StateRef.of(state) if state is not None else None
 
 
 def _plan(

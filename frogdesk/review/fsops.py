@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from frogdesk.durable import write_new
 from frogdesk.errors import FrogDeskError
 from frogdesk.review.model import SYMLINK_MODE
 from frogdesk.review.target import FileState
@@ -64,27 +65,28 @@ class WriteReport:
 def _stage(path: Path, state: FileState) -> Path:
     """Write state to a fresh temporary sibling of path, verified, and return the temp path."""
     tmp = path.with_name(f".{path.name}.frogdesk-{secrets.token_hex(6)}")
-    if state.mode == SYMLINK_MODE:
-        os.symlink(os.fsdecode(state.content), tmp)
-        if os.fsencode(os.readlink(tmp)) != state.content:
-            raise OSError(f"verification failed for {path}")
-        return tmp
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(state.content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, _file_mode(path, state.mode))
-        if tmp.read_bytes() != state.content:
-            raise OSError(f"verification failed for {path}")
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    stage_file(tmp, state, file_mode(path, state.mode))
     return tmp
 
 
-def _file_mode(path: Path, mode: str) -> int:
+def stage_file(tmp: Path, state: FileState, perms: int) -> None:
+    """Create tmp (it must not exist) holding state, fsynced and read back; removed on failure."""
+    if state.mode == SYMLINK_MODE:
+        os.symlink(os.fsdecode(state.content), tmp)
+        if os.fsencode(os.readlink(tmp)) != state.content:
+            raise OSError(f"verification failed for {tmp}")
+        return
+    try:
+        write_new(tmp, state.content, 0o600)
+        os.chmod(tmp, perms)
+        if tmp.read_bytes() != state.content:
+            raise OSError(f"verification failed for {tmp}")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def file_mode(path: Path, mode: str) -> int:
     """Permission bits: keep the existing file's, adjusting the executable bits to the git mode."""
     try:
         current = stat.S_IMODE(path.lstat().st_mode) if not path.is_symlink() else 0o644
@@ -97,7 +99,8 @@ def _file_mode(path: Path, mode: str) -> int:
     return current & ~0o111
 
 
-def _ensure_dirs(root: Path, rel: str, report: WriteReport) -> None:
+def ensure_dirs(root: Path, rel: str, report: WriteReport) -> None:
+    """Create the missing parent folders of rel, recording them in report."""
     parts = PurePosixPath(rel).parts[:-1]
     here = root
     for i, part in enumerate(parts):
@@ -107,7 +110,7 @@ def _ensure_dirs(root: Path, rel: str, report: WriteReport) -> None:
             report.created_dirs.append("/".join(parts[: i + 1]))
 
 
-def _prune_dirs(root: Path, rel: str, report: WriteReport) -> None:
+def prune_dirs(root: Path, rel: str, report: WriteReport) -> None:
     """Remove directories a deletion left empty, as git does."""
     parent = (root / rel).parent
     while parent != root:
@@ -139,7 +142,7 @@ def write_states(
     try:
         for rel, state in writes.items():
             if state is not None:
-                _ensure_dirs(root, rel, report)
+                ensure_dirs(root, rel, report)
                 staged[rel] = _stage(check_path(root, rel), state)
         for rel, state in writes.items():
             path = check_path(root, rel)
@@ -159,7 +162,7 @@ def write_states(
         raise
     for rel, state in writes.items():
         if state is None:
-            _prune_dirs(root, rel, report)
+            prune_dirs(root, rel, report)
     return report
 
 

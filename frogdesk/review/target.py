@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -14,6 +15,24 @@ class FileState:
 
     content: bytes
     mode: str
+
+
+@dataclass(frozen=True)
+class StateRef:
+    """A file state by content hash and mode."""
+
+    sha256: str
+    mode: str
+
+    @classmethod
+    def of(cls, state: FileState) -> StateRef:
+        """The reference of a state."""
+        return cls(hashlib.sha256(state.content).hexdigest(), state.mode)
+
+
+def ref_of(state: FileState | None) -> StateRef | None:
+    """The reference of a state, or None for an absent file."""
+    return StateRef.of(state) if state is not None else None
 
 
 @dataclass(frozen=True)

@@ -1,77 +1,43 @@
-"""Undo records: the exact prior bytes and mode of every file an apply touched, and undo itself."""
+"""Undo: put back the exact prior bytes and mode of every file an apply touched, as a transaction."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-import shutil
-import time
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.review.commit import Uncommitted, uncommit
-from frogdesk.review.fsops import UnsafePath, read_state, write_states
-from frogdesk.review.target import FileState
+from frogdesk.review.fsops import UnsafePath, WriteReport, read_state
+from frogdesk.review.journal import new_journal
+from frogdesk.review.records import (
+    APPLIES_DIR,
+    ApplyRecord,
+    RecordedFile,
+    blobs_dir,
+    drop_record,
+    load_records,
+    new_record_id,
+    record_dir,
+    save_record,
+    update_record,
+)
+from frogdesk.review.target import FileState, StateRef, ref_of
+from frogdesk.review.transaction import finish_undo, plan_journal, run_transaction
 
-APPLIES_DIR = "applies"
-
-
-@dataclass(frozen=True)
-class StateRef:
-    """A file state by content hash and mode."""
-
-    sha256: str
-    mode: str
-
-    @classmethod
-    def of(cls, state: FileState) -> StateRef:
-        """The reference of a state."""
-        return cls(hashlib.sha256(state.content).hexdigest(), state.mode)
-
-
-@dataclass
-class RecordedFile:
-    """One path an apply changed: its state before and after (None: absent)."""
-
-    path: str
-    before: StateRef | None
-    after: StateRef | None
-
-
-@dataclass
-class ApplyRecord:
-    """What one apply changed, enough to put every byte back."""
-
-    id: str
-    session_id: str
-    repo: str
-    created_at: float
-    files: list[RecordedFile]
-    commit: str | None = None
-    undone: bool = False
-    created_dirs: list[str] = field(default_factory=list)
-    index_before: dict[str, list[str]] | None = None
-    """With a commit: the index entries of the files before the apply (`git ls-files -s`)."""
-
-    def to_json(self) -> str:
-        """Serialize as JSON."""
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
-
-    @classmethod
-    def from_json(cls, text: str) -> ApplyRecord:
-        """Parse a record written by to_json."""
-        data = json.loads(text)
-
-        def ref(value: dict[str, str] | None) -> StateRef | None:
-            return StateRef(**value) if value is not None else None
-
-        files = [
-            RecordedFile(f["path"], ref(f["before"]), ref(f["after"])) for f in data.pop("files")
-        ]
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(files=files, **known)
+__all__ = [
+    "APPLIES_DIR",
+    "ApplyRecord",
+    "RecordedFile",
+    "StateRef",
+    "UndoResult",
+    "drop_record",
+    "latest_record",
+    "load_records",
+    "new_record_id",
+    "record_dir",
+    "save_record",
+    "undo_apply",
+    "update_record",
+]
 
 
 @dataclass
@@ -102,62 +68,6 @@ class UndoResult:
         return "\n".join(lines)
 
 
-def new_record_id() -> str:
-    """A sortable, unique apply id."""
-    return f"{time.time_ns():020d}-{os.getpid()}"
-
-
-def record_dir(session_dir: Path, record_id: str) -> Path:
-    """Where one apply's record lives."""
-    return session_dir / APPLIES_DIR / record_id
-
-
-def save_record(
-    session_dir: Path,
-    record: ApplyRecord,
-    before: Mapping[str, FileState | None],
-) -> Path:
-    """Write the record and the prior contents, atomically (a folder renamed into place)."""
-    applies = session_dir / APPLIES_DIR
-    applies.mkdir(parents=True, exist_ok=True)
-    tmp = applies / f".tmp-{record.id}"
-    blobs = tmp / "blobs"
-    blobs.mkdir(parents=True)
-    for state in before.values():
-        if state is not None:
-            (blobs / StateRef.of(state).sha256).write_bytes(state.content)
-    (tmp / "record.json").write_text(record.to_json(), encoding="utf-8")
-    final = record_dir(session_dir, record.id)
-    os.replace(tmp, final)
-    return final
-
-
-def update_record(session_dir: Path, record: ApplyRecord) -> None:
-    """Rewrite a stored record's JSON (after a commit or an undo)."""
-    path = record_dir(session_dir, record.id) / "record.json"
-    tmp = path.with_name("record.json.tmp")
-    tmp.write_text(record.to_json(), encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def drop_record(session_dir: Path, record_id: str) -> None:
-    """Remove a record whose apply was rolled back."""
-    shutil.rmtree(record_dir(session_dir, record_id), ignore_errors=True)
-
-
-def load_records(session_dir: Path) -> list[ApplyRecord]:
-    """The session's apply records, oldest first."""
-    applies = session_dir / APPLIES_DIR
-    if not applies.is_dir():
-        return []
-    records = []
-    for entry in sorted(applies.iterdir()):
-        path = entry / "record.json"
-        if not entry.name.startswith(".") and path.is_file():
-            records.append(ApplyRecord.from_json(path.read_text(encoding="utf-8")))
-    return records
-
-
 def latest_record(sessions_root: Path, session_id: str | None) -> tuple[Path, ApplyRecord] | None:
     """The newest not-yet-undone apply of one session, or of any session when session_id is None."""
     dirs = [sessions_root / session_id] if session_id else sorted(sessions_root.glob("*"))
@@ -172,6 +82,8 @@ def latest_record(sessions_root: Path, session_id: str | None) -> tuple[Path, Ap
 def undo_apply(session_dir: Path, record: ApplyRecord) -> UndoResult:
     """Restore the files of one apply exactly, or refuse if any was changed since.
 
+    Each file may be in its after state (the apply's result) or already in its before
+    state (an apply or undo a crash interrupted); any other state refuses the whole undo.
     A committed apply also takes its commit back (HEAD, its branch and the files' index
     entries) when HEAD still is that commit; otherwise the commit stays and the result says why.
     """
@@ -185,7 +97,7 @@ def undo_apply(session_dir: Path, record: ApplyRecord) -> UndoResult:
             result.refused.append(item.path)
             continue
         current[item.path] = state
-        if (StateRef.of(state) if state is not None else None) != item.after:
+        if ref_of(state) not in (item.after, item.before):
             result.refused.append(item.path)
     if result.refused:
         return result
@@ -197,22 +109,27 @@ def undo_apply(session_dir: Path, record: ApplyRecord) -> UndoResult:
                 False, f"commit {record.commit[:12]} stays: its apply did not record the index"
             )
         )
-    blobs = record_dir(session_dir, record.id) / "blobs"
+    blobs = blobs_dir(session_dir, record.id)
     writes: dict[str, FileState | None] = {}
     for item in record.files:
+        if ref_of(current[item.path]) == item.before:
+            continue
         before = item.before
         writes[item.path] = (
             FileState((blobs / before.sha256).read_bytes(), before.mode)
             if before is not None
             else None
         )
-    write_states(root, writes, current)
-    for rel in sorted(record.created_dirs, key=len, reverse=True):
-        try:
-            (root / rel).rmdir()
-        except OSError:
-            continue
-    record.undone = True
-    update_record(session_dir, record)
+    prior = {p: current[p] for p in writes}
+
+    def finish(report: WriteReport) -> None:
+        finish_undo(session_dir, record)
+
+    if writes:
+        journal = new_journal("undo", record.session_id, root, record.id)
+        plan_journal(journal, root, prior, writes)
+        run_transaction(session_dir, journal, prior, writes, on_done=finish)
+    else:
+        finish_undo(session_dir, record)
     result.restored = [item.path for item in record.files]
     return result
