@@ -12,6 +12,7 @@ from frogdesk import __version__
 from frogdesk.commands import common
 from frogdesk.errors import FrogDeskError
 from frogdesk.inert import inert_line
+from frogdesk.logfile import route_library_logs
 from frogdesk.paths import AppPaths
 from frogdesk.review.transaction import recover_all
 
@@ -69,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if not getattr(args, "tolerates_bad_config", False):
             common.load_settings(args)  # a bad config file stops here with one clear line
+        route_library_logs(AppPaths.default().log_file)
         _recover_transactions()
         code: int = args.func(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from frogdesk import __version__, config, system
+from frogdesk.models.local import hf_cache_dir
 from frogdesk.paths import AppPaths
 
 PACKAGES = (
@@ -105,7 +106,15 @@ def sandbox_status(requested: str) -> dict[str, Any]:
 
 
 def hub_status(endpoint: str, timeout: float = 3.0) -> dict[str, Any]:
-    """Whether the Hub endpoint answers; offline is a normal answer."""
+    """Whether the Hub endpoint answers; offline is a normal answer (HF_HUB_OFFLINE: not asked)."""
+    from frogdesk.models.hub import offline_requested
+
+    if offline_requested():
+        return {
+            "endpoint": endpoint,
+            "reachable": False,
+            "error": "not asked: HF_HUB_OFFLINE is set",
+        }
     url = endpoint.rstrip("/") + "/api/models?limit=1"
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
@@ -169,6 +178,8 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
             "sessions_dir": str(paths.sessions_dir),
             "worktrees_dir": str(paths.worktrees_dir),
             "cache_dir": str(paths.cache_dir),
+            "hf_cache": str(hf_cache_dir()),
+            "log_file": str(paths.log_file),
         },
         config=config_info,
         hub=hub_status(endpoint, timeout=hub_timeout),
@@ -211,7 +222,8 @@ def format_text(report: DoctorReport) -> str:
         f"sandbox          {report.sandbox['level']}: {report.sandbox['reason']}",
         f"config           {report.paths['config_file']} ({'exists' if report.config['exists'] else 'not created yet'}, {config_state})",
         f"data             {report.paths['data_dir']}",
-        f"models           {report.paths['models_dir']}",
+        f"models           {report.paths['hf_cache']} (the Hugging Face cache); imported: {report.paths['models_dir']}",
+        f"log              {report.paths['log_file']} (huggingface_hub and llama.cpp messages)",
         hub_line,
     ]
     if report.problems:

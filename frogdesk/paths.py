@@ -18,6 +18,8 @@ class AppPaths:
     config_dir: Path
     data_dir: Path
     cache_dir: Path
+    state_dir: Path | None = None
+    """Logs and other state worth keeping but not backing up; None keeps them in cache_dir."""
 
     @property
     def config_file(self) -> Path:
@@ -39,15 +41,21 @@ class AppPaths:
         """The sessions' git worktrees, outside the user's repositories."""
         return self.data_dir / "worktrees"
 
+    @property
+    def log_file(self) -> Path:
+        """Where huggingface_hub's and llama.cpp's own log lines go (never the terminal)."""
+        return (self.state_dir or self.cache_dir) / "log" / "frogdesk.log"
+
     @classmethod
     def default(cls) -> AppPaths:
         """Platform paths, or all under $FROGDESK_HOME when it is set (tests, portable use)."""
         home = os.environ.get("FROGDESK_HOME")
         if home:
             root = Path(home).expanduser()
-            return cls(root / "config", root / "data", root / "cache")
+            return cls(root / "config", root / "data", root / "cache", root / "state")
         return cls(
             Path(platformdirs.user_config_dir(APP_NAME)),
             Path(platformdirs.user_data_dir(APP_NAME)),
             Path(platformdirs.user_cache_dir(APP_NAME)),
+            Path(platformdirs.user_state_dir(APP_NAME)),
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import logging
 import re
 import sys
 from collections import deque
@@ -10,6 +11,8 @@ from collections import deque
 import llama_cpp
 
 _CONT = 5
+_FILE_LOG = logging.getLogger("frogdesk.llama")
+"""Where whole lines go for the user's log file (frogdesk.logfile routes it there)."""
 _MAX_LINES = 5000
 _BUFFER_LINE = re.compile(r"(?P<name>[\w.\-]+(?:\s+[\w\-]+)*) buffer size =\s*(?P<mib>[\d.]+) MiB")
 
@@ -36,7 +39,10 @@ class LlamaLogCapture:
             self._partial = ""
         self._partial += chunk
         *done, self._partial = self._partial.split("\n")
-        self._lines.extend(line for line in done if line.strip())
+        kept = [line for line in done if line.strip()]
+        self._lines.extend(kept)
+        for line in kept:
+            _FILE_LOG.info(line)
 
     @property
     def lines(self) -> list[str]:

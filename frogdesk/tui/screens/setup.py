@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -50,6 +50,8 @@ class ListingReady(Message):
     listing: RepoListing
     rows: list[CatalogRow]
     measured: dict[str, str]
+    notes: list[str] = field(default_factory=list)
+    """Names the listing refused, models moved into the shared cache: one line each."""
 
 
 @dataclass
@@ -137,10 +139,18 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         from frogdesk.models.catalog import repo_rows
         from frogdesk.models.errors import ModelError
         from frogdesk.models.hub import hub_token, list_repo, offline_requested, resolve_endpoint
-        from frogdesk.models.local import all_local
+        from frogdesk.models.hub_http import RetryPolicy
+        from frogdesk.models.local import all_local, hf_cache_dir
+        from frogdesk.models.migrate import migrate_repo
         from frogdesk.models.spec import parse_spec
         from frogdesk.models.system_memory import available_memory
         from frogdesk.quantcheck.files import describe_result, latest_result
+
+        def countdown(seconds: int, attempt: int, reason: str) -> None:
+            self.app.call_from_thread(
+                self._status,
+                f"{reason}; trying again in {seconds} s (try {attempt}). Escape cancels.",
+            )
 
         try:
             spec = parse_spec(self.settings.model, self.settings.aliases)
@@ -150,7 +160,11 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
                 cache_dir=self.paths.cache_dir,
                 revision=spec.revision,
                 token=hub_token(),
+                retry=RetryPolicy(on_wait=countdown, cancel=self.cancel),
             )
+            notes = list(listing.refused)
+            if not listing.from_cache:
+                notes += migrate_repo(listing, self.paths.models_dir, hf_cache_dir())
             context = self.settings.context_size or self.settings.max_context_tokens
             rows = repo_rows(
                 listing,
@@ -169,7 +183,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             )
             for row in rows
         }
-        self.post_message(ListingReady(listing, rows, measured))
+        self.post_message(ListingReady(listing, rows, measured, notes))
 
     def on_listing_ready(self, message: ListingReady) -> None:
         """Fill the table; the cursor starts on the default quant."""
@@ -192,9 +206,11 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             )
         table.move_cursor(row=default)
         table.focus()
-        source = (
-            "saved listing (offline)" if message.listing.from_cache else message.listing.endpoint
-        )
+        from frogdesk.models.hub import source_line
+
+        source = source_line(message.listing)
+        if message.notes:
+            self.query_one("#picker-warnings", Static).update("\n".join(message.notes))
         self.state = "picking"
         self._status(
             f"{message.listing.repo} from {source}. Enter downloads the highlighted quant."
@@ -265,8 +281,8 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             self._status(progress_line(latest) + "   (Escape cancels)")
 
     def action_cancel(self) -> None:
-        """Cancel the download in flight."""
-        if self.state == "downloading":
+        """Cancel the download in flight, or the wait before the Hub is asked again."""
+        if self.state in ("downloading", "listing"):
             self.cancel.set()
 
     def action_local_file(self) -> None:
