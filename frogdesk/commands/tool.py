@@ -6,11 +6,13 @@ import argparse
 import json
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.engine.types import ToolCall
+from frogdesk.inert import inert_text
 from frogdesk.leaf.runner import ToolInfrastructureError, ToolRunner
 from frogdesk.sandbox.shell_types import Shell
 
@@ -21,11 +23,20 @@ def register(sub: Any) -> None:
         "tool",
         help="run one tool call read from stdin and print the observation",
         description=(
-            'Reads {"tool": NAME, "args": {...}} on stdin, runs it in --workdir exactly as the '
-            "agent would (Bash through the sandboxed shell) and prints the observation."
+            'Reads {"tool": NAME, "args": {...}, "workdir": DIR} (Leaf\'s payload; "arguments" '
+            "also works) from PAYLOAD or stdin, runs it exactly as the agent would (Bash "
+            "through the sandboxed shell) and prints the observation with nothing added."
         ),
     )
-    parser.add_argument("--workdir", type=Path, required=True, help="the folder the tool works in")
+    parser.add_argument(
+        "payload", nargs="?", type=Path, default=None, help="JSON file (default: stdin)"
+    )
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="the folder the tool works in (wins over the payload's)",
+    )
     parser.add_argument(
         "--sandbox",
         choices=("auto", "bwrap", "landlock", "none"),
@@ -35,18 +46,30 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=main)
 
 
-def read_request(text: str) -> ToolCall:
-    """Parse the stdin request; arguments that are not an object run as no arguments."""
+@dataclass(frozen=True)
+class ToolRequest:
+    """One call as Leaf's tool runner takes it: the call and, optionally, its workdir."""
+
+    call: ToolCall
+    workdir: Path | None
+
+
+def read_request(text: str) -> ToolRequest:
+    """Parse a payload; arguments under "args" or "arguments", not an object -> no arguments."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise UserError(f"stdin is not JSON: {exc}") from None
+        raise UserError(f"the payload is not JSON: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("tool"), str):
         raise UserError(
-            'stdin must be a JSON object like {"tool": "Read", "args": {"file_path": "x.py"}}'
+            'the payload must be a JSON object like {"tool": "Read", "args": {"file_path": "x.py"}}'
         )
-    args = data.get("args", {})
-    return ToolCall(data["tool"], args if isinstance(args, dict) else {})
+    args = data.get("args", data.get("arguments", {}))
+    where = data.get("workdir")
+    return ToolRequest(
+        ToolCall(data["tool"], args if isinstance(args, dict) else {}),
+        Path(where) if isinstance(where, str) and where else None,
+    )
 
 
 def session_shell(workdir: Path, requested: str, private_dir: Path) -> Shell:
@@ -74,10 +97,15 @@ def session_shell(workdir: Path, requested: str, private_dir: Path) -> Shell:
 def main(args: argparse.Namespace) -> int:
     """Run the call; exit 0 when the tool succeeded, 1 when the observation is an error."""
     settings = load_settings(args)
-    workdir = args.workdir.expanduser().resolve()
+    source: Path | None = args.payload
+    request = read_request(source.read_text(encoding="utf-8") if source else sys.stdin.read())
+    given: Path | None = args.workdir or request.workdir
+    if given is None:
+        raise UserError('no workdir: pass --workdir DIR or put "workdir" in the payload')
+    workdir = given.expanduser().resolve()
     if not workdir.is_dir():
-        raise UserError(f"{args.workdir} is not a folder")
-    call = read_request(sys.stdin.read())
+        raise UserError(f"{given} is not a folder")
+    call = request.call
     with tempfile.TemporaryDirectory(
         prefix="frogdesk-tool-", ignore_cleanup_errors=True
     ) as private:
@@ -93,5 +121,9 @@ def main(args: argparse.Namespace) -> int:
             outcome = ToolRunner(workdir, shell).run(call)
         except ToolInfrastructureError as exc:
             raise UserError(str(exc)) from None
-    sys.stdout.write(outcome.observation + "\n")
+    # Like Leaf's runner, nothing is added: a pipe gets the model's exact bytes; a terminal
+    # gets them inert, so a file's escape sequences cannot drive it.
+    sys.stdout.write(
+        outcome.observation if not sys.stdout.isatty() else inert_text(outcome.observation)
+    )
     return 0 if outcome.ok else 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -12,6 +13,7 @@ from typing import Any
 
 from frogdesk.leaf.globwalk import glob_files
 from frogdesk.leaf.paths import OutsideWorkdirError, ResolvedPath, in_git_dir, resolve
+from frogdesk.leaf.textfile import check_size, numbered_lines, replace_atomically
 from frogdesk.sandbox.shell_types import Shell
 
 READ_LIMIT = 20_000
@@ -22,8 +24,6 @@ GLOB_LIMIT = 1_000
 """Paths a Glob observation lists before `... K more files`."""
 BASH_TIMEOUT = 120.0
 """Default Bash timeout in seconds."""
-BINARY_SNIFF = 8192
-"""Bytes Read inspects for NUL bytes to tell a binary file."""
 
 TRUE_STRINGS = frozenset({"1", "true", "yes", "on"})
 
@@ -117,18 +117,23 @@ def _open_regular(target: ResolvedPath, flags: int) -> int:
     return fd
 
 
-def read_regular(target: ResolvedPath) -> bytes:
-    """The whole content of a regular file inside the workdir."""
+def read_regular(target: ResolvedPath, tool: str) -> bytes:
+    """The whole content of a regular file inside the workdir, refused above the size cap."""
     with open(_open_regular(target, os.O_RDONLY), "rb") as handle:
+        check_size(target.display, os.fstat(handle.fileno()).st_size, tool)
         return handle.read()
 
 
 def write_regular(target: ResolvedPath, text: str) -> None:
-    """Replace (or create) a regular file's content with `text` as UTF-8, newlines as given."""
-    fd = _open_regular(target, os.O_WRONLY | os.O_CREAT)
-    with open(fd, "w", encoding="utf-8", newline="") as handle:
-        os.ftruncate(fd, 0)
-        handle.write(text)
+    """Replace (or create) a regular file's content with `text` as UTF-8, newlines as given.
+
+    The text is encoded first and the file replaced atomically, so text that cannot be
+    written (a lone surrogate) or a full disk leaves the old file as it was.
+    """
+    data = text.encode("utf-8")
+    with contextlib.suppress(FileNotFoundError):  # a new file
+        _check_kind(target, os.stat(target.path).st_mode)
+    replace_atomically(target.path, data)
 
 
 class ShellMissingError(RuntimeError):
@@ -143,22 +148,19 @@ class LeafTools:
         self.shell = shell
 
     def read(self, args: Mapping[str, Any]) -> str:
-        """Read: the displayed path, then `N. text` lines; binary files are refused."""
+        """Read: the displayed path, then `N. text` lines, streamed; over the size cap refused.
+
+        As in Leaf, bytes that are not UTF-8 (binary files too) are replaced, and with no
+        line selected the observation is the path and a newline.
+        """
         target = resolve(self.workdir, _file_path(args))
-        data = read_regular(target)
-        if b"\x00" in data[:BINARY_SNIFF]:
-            raise ValueError(f"{target.display} is a binary file; Read only shows text files")
-        lines = data.decode("utf-8", errors="replace").splitlines()
-        offset = _optional_int(args, "offset") or 1
-        start = max(offset, 1)
+        start = max(_optional_int(args, "offset") or 1, 1)
         limit = _optional_int(args, "limit")
-        chosen = (
-            lines[start - 1 :]
-            if limit is None or limit <= 0
-            else lines[start - 1 : start - 1 + limit]
-        )
-        body = [target.display, *(f"{start + i}. {line}" for i, line in enumerate(chosen))]
-        return truncate("\n".join(body), READ_LIMIT)
+        with open(_open_regular(target, os.O_RDONLY), "rb") as handle:
+            check_size(target.display, os.fstat(handle.fileno()).st_size, "Read")
+            return numbered_lines(
+                target.display, handle, start, limit if limit and limit > 0 else None, READ_LIMIT
+            )
 
     def write(self, args: Mapping[str, Any]) -> str:
         """Write: create parents, write UTF-8, `Wrote PATH (N bytes).` with N characters."""
@@ -178,7 +180,7 @@ class LeafTools:
         if new is None:
             raise ValueError("new_string is required")
         replace_all = as_bool(args.get("replace_all", False))
-        text = read_regular(target).decode("utf-8")
+        text = read_regular(target, "Edit").decode("utf-8")
         count = text.count(old)
         if count == 0:
             raise ValueError("old_string was not found")

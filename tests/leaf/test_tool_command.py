@@ -20,7 +20,7 @@ def tool(workdir: Path, request: object, *extra: str) -> subprocess.CompletedPro
 
 def test_read(workdir: Path) -> None:
     done = tool(workdir, {"tool": "Read", "args": {"file_path": "a.py", "limit": 2}})
-    assert (done.returncode, done.stdout) == (0, "a.py\n1. one\n2. two\n")
+    assert (done.returncode, done.stdout) == (0, "a.py\n1. one\n2. two")
 
 
 def test_error_observation_exits_1(workdir: Path) -> None:
@@ -28,14 +28,14 @@ def test_error_observation_exits_1(workdir: Path) -> None:
     assert done.returncode == 1
     assert (
         done.stdout
-        == "OutsideWorkdirError: ../outside/secret.txt is outside the repository workdir\n"
+        == "OutsideWorkdirError: ../outside/secret.txt is outside the repository workdir"
     )
 
 
 def test_unknown_tool_and_non_object_args(workdir: Path) -> None:
-    assert tool(workdir, {"tool": "Zap", "args": {}}).stdout == "Unknown tool: Zap\n"
+    assert tool(workdir, {"tool": "Zap", "args": {}}).stdout == "Unknown tool: Zap"
     assert (
-        tool(workdir, {"tool": "Glob", "args": ["*"]}).stdout == "ValueError: pattern is required\n"
+        tool(workdir, {"tool": "Glob", "args": ["*"]}).stdout == "ValueError: pattern is required"
     )
 
 
@@ -67,3 +67,35 @@ def test_bash_runs_sandboxed_in_workdir(workdir: Path) -> None:
     assert done.returncode == 0
     assert done.stdout.startswith(f"Exit code: 0\nSTDOUT:\n{workdir}\n")
     assert (workdir / "made.txt").read_text() == "made\n"
+
+
+def test_leafs_payload_shape_from_a_file_and_from_stdin(workdir: Path, tmp_path: Path) -> None:
+    payload = {
+        "tool": "Read",
+        "arguments": {"file_path": "a.py", "offset": 9},
+        "workdir": str(workdir),
+    }
+    (tmp_path / "call.json").write_text(json.dumps(payload))
+    from_file = subprocess.run(
+        [sys.executable, "-m", "frogdesk", "tool", str(tmp_path / "call.json")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (from_file.returncode, from_file.stdout) == (0, "a.py\n")  # offset past the end
+    from_stdin = subprocess.run(
+        [sys.executable, "-m", "frogdesk", "tool"],
+        input=json.dumps({**payload, "arguments": {"file_path": "a.py", "limit": 1}}),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert (from_stdin.returncode, from_stdin.stdout) == (0, "a.py\n1. one")
+    no_dir = subprocess.run(
+        [sys.executable, "-m", "frogdesk", "tool"],
+        input=json.dumps({"tool": "Read", "args": {"file_path": "a.py"}}),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert no_dir.returncode == 2 and "no workdir" in no_dir.stderr

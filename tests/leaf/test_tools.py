@@ -33,7 +33,7 @@ READ_CASES: list[tuple[str, dict[str, Any], str]] = [
         {"file_path": "a.py", "offset": 5, "limit": -1},
         "a.py\n5. five",
     ),
-    ("offset past the end", {"file_path": "a.py", "offset": 99}, "a.py"),
+    ("offset past the end", {"file_path": "a.py", "offset": 99}, "a.py\n"),
     ("limit past the end", {"file_path": "a.py", "offset": 5, "limit": 10}, "a.py\n5. five"),
     (
         "numbers given as strings",
@@ -76,12 +76,14 @@ def test_read_replaces_invalid_utf8(runner: ToolRunner, workdir: Path) -> None:
     assert run(runner, "Read", {"file_path": "latin.txt"}) == "latin.txt\n1. caf\ufffd"
 
 
-def test_read_refuses_binary_files(runner: ToolRunner, workdir: Path) -> None:
-    (workdir / "blob.bin").write_bytes(b"\x7fELF\x00\x01\x02" + bytes(range(256)))
-    assert (
-        run(runner, "Read", {"file_path": "blob.bin"})
-        == "ValueError: blob.bin is a binary file; Read only shows text files"
-    )
+def test_read_decodes_binary_files_with_replacement_like_leaf(
+    runner: ToolRunner, workdir: Path
+) -> None:
+    data = b"\x7fELF\x00\x01\x02" + bytes(range(256))
+    (workdir / "blob.bin").write_bytes(data)
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    expected = "blob.bin\n" + "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1))
+    assert run(runner, "Read", {"file_path": "blob.bin"}) == expected
 
 
 def test_read_truncates_at_20000_chars(runner: ToolRunner, workdir: Path) -> None:
