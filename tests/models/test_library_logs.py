@@ -45,12 +45,18 @@ def test_huggingface_hub_warnings_go_to_the_log_file_not_stderr(tmp_path: Path) 
 def test_llama_cpp_lines_go_to_the_log_file(
     smollm2_gguf: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    from frogdesk.engine.llama_log import LlamaLogCapture
     from frogdesk.engine.llama_model import LlamaModel
     from frogdesk.logfile import route_library_logs
 
     log = route_library_logs(AppPaths.default().log_file)
     capfd.readouterr()
-    model = LlamaModel(smollm2_gguf)
+    capture = LlamaLogCapture()
+    try:
+        model = LlamaModel(smollm2_gguf, log=capture)
+        model.close()
+    finally:
+        capture.uninstall()  # llama.cpp must not keep calling a callback that goes away
     out, err = capfd.readouterr()
     assert model.n_vocab > 0 and out == "" and err == ""
     assert "frogdesk.llama INFO llama_model_loader" in log.read_text()
