@@ -85,6 +85,9 @@ class BenchWorkbench:
     def backend_info(self) -> BackendInfo:
         return self.session.backend.info
 
+    def server_model(self) -> str:
+        return ""
+
     def sandbox_level(self) -> str:
         return "n/a"
 

@@ -9,12 +9,19 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from frogdesk.engine.estimate import estimate_prompt_tokens
-from frogdesk.engine.openai_stream import ChunkAssembler, StreamError, iter_sse_data
+from frogdesk.engine.openai_stream import (
+    ChunkAssembler,
+    StreamError,
+    bounded_lines,
+    iter_sse_data,
+    read_capped,
+    whole_reply_payload,
+)
 from frogdesk.engine.types import (
     BackendInfo,
     EngineEvent,
@@ -30,6 +37,8 @@ from frogdesk.errors import FrogDeskError
 VENDOR_TEMPERATURE = 0.6
 """The sampling temperature the vendor evaluated FrogNano with."""
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+MAX_REPLY_BYTES = 16 << 20
+"""Largest reply read whole (`/models`, a non-streamed completion) and longest stream line."""
 
 
 class EndpointError(FrogDeskError, ValueError):
@@ -134,6 +143,7 @@ class OpenAIBackend:
         retries: int = 3,
         backoff: float = 0.5,
         strict_calls: bool = False,
+        max_reply_bytes: int = MAX_REPLY_BYTES,
     ) -> None:
         parts = urlsplit(endpoint.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -158,11 +168,26 @@ class OpenAIBackend:
         self._retries = max(retries, 0)
         self._backoff = backoff
         self._strict = strict_calls
+        self._max_reply = max_reply_bytes
+
+    @property
+    def host(self) -> str:
+        """The endpoint's host (and port), as the status bar names it."""
+        return f"{self._host}:{self._port}" if self._port else self._host
 
     @property
     def info(self) -> BackendInfo:
-        """The endpoint and the model name sent to it."""
-        return BackendInfo(kind="openai", model=self._model or self.endpoint, device="remote")
+        """The server's model (once known) and the endpoint's host."""
+        return BackendInfo(kind="openai", model=self._model or self.endpoint, device=self.host)
+
+    def server_model(self, cancel: threading.Event | None = None) -> str:
+        """The configured model name, else the first one the server lists (asked once)."""
+        try:
+            return self._model_name(cancel)
+        except _Cancelled:
+            return self._model
+        except _RequestFailed as exc:
+            raise EndpointError(str(exc)) from None
 
     # HTTP ------------------------------------------------------------------------
 
@@ -237,8 +262,11 @@ class OpenAIBackend:
             return self._model
         conn, response = self._open("GET", "/models", None, cancel)
         try:
-            data = json.loads(response.read())
+            body = read_capped(response, self._max_reply, f"the reply of {self._url('/models')}")
+            data = json.loads(body)
             self._model = str(data["data"][0]["id"])
+        except StreamError as exc:
+            raise _RequestFailed(str(exc)) from None
         except (ValueError, KeyError, IndexError, TypeError):
             raise _RequestFailed(
                 f"{self._url('/models')} did not list a model; set openai_model to the model's name"
@@ -312,7 +340,14 @@ class OpenAIBackend:
         failure = ""
         called = False
         try:
-            for payload in iter_sse_data(response):
+            if response.getheader("Content-Type", "").startswith("application/json"):
+                what = f"the reply of {self._url('/chat/completions')}"
+                payloads: Iterable[str] = [
+                    whole_reply_payload(read_capped(response, self._max_reply, what))
+                ]
+            else:
+                payloads = iter_sse_data(bounded_lines(response, self._max_reply))
+            for payload in payloads:
                 if cancel is not None and cancel.is_set():
                     break
                 for event in assembler.add(payload):

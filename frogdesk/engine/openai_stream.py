@@ -35,6 +35,36 @@ class StreamError(Exception):
     """The server sent something that is not an OpenAI chat-completion stream."""
 
 
+def bounded_lines(stream: Any, limit: int) -> Iterator[bytes]:
+    """The lines of a response, refusing one over `limit` bytes: nothing is read whole unbounded."""
+    while line := stream.readline(limit + 1):
+        if len(line) > limit:
+            raise StreamError(f"the server sent a line over {limit:,} bytes; refused")
+        yield line
+
+
+def read_capped(stream: Any, limit: int, what: str) -> bytes:
+    """A whole reply body of at most `limit` bytes, else StreamError naming `what`."""
+    body: bytes = stream.read(limit + 1)
+    if len(body) > limit:
+        raise StreamError(f"{what} is over {limit:,} bytes; refused")
+    return body
+
+
+def whole_reply_payload(body: bytes) -> str:
+    """A non-streamed chat completion (the server ignored `stream`) as one stream chunk."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise StreamError("the server sent a reply that is neither a stream nor JSON") from None
+    if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
+        raise StreamError("the server sent JSON that is not a chat completion")
+    for choice in data["choices"]:
+        if isinstance(choice, dict):
+            choice["delta"] = choice.pop("message", None) or {}
+    return json.dumps(data)
+
+
 def iter_sse_data(lines: Iterable[bytes]) -> Iterator[str]:
     """The `data` payloads of a server-sent-event stream, up to `[DONE]`."""
     data: list[str] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.config import Settings
@@ -16,6 +17,9 @@ from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.runner import ActiveSession, SessionService, SessionSpec
 from frogdesk.tui.ports import ApproveCommand, AttemptEvents, SessionSummary
+
+if TYPE_CHECKING:
+    from frogdesk.engine.openai_backend import OpenAIBackend
 
 
 class CoreSession:
@@ -88,11 +92,47 @@ class CoreWorkbench:
         return self._approve(command) if self._approve is not None else False
 
     def backend_info(self) -> BackendInfo:
-        """The loaded model, or the script being replayed."""
+        """The loaded model, the script being replayed, or the endpoint (no request made)."""
         if self.backend is not None:
             return self.backend.info
-        name = self.script.name if self.script is not None else self.settings.model
-        return BackendInfo(self.settings.backend, name)
+        if self.script is not None or self.settings.backend == "script":
+            name = self.script.name if self.script is not None else Path(self.settings.model).name
+            return BackendInfo("script", name, device="script")
+        if self.settings.backend == "openai":
+            endpoint = self._endpoint()
+            if endpoint is None:
+                return BackendInfo("openai", "no endpoint set", device="openai")
+            return BackendInfo("openai", self.settings.openai_model or "?", device=endpoint.host)
+        return BackendInfo(self.settings.backend, self.settings.model)
+
+    def _endpoint(self) -> OpenAIBackend | None:
+        from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
+
+        try:
+            return OpenAIBackend(
+                self.settings.openai_endpoint,
+                model=self.settings.openai_model,
+                retries=0,
+                connect_timeout=5.0,
+                read_timeout=10.0,
+            )
+        except EndpointError:
+            return None
+
+    def server_model(self) -> str:
+        """The model the openai endpoint reports ("" for other backends); blocks, so call it
+        from a worker."""
+        from frogdesk.engine.openai_backend import EndpointError
+
+        if self.settings.backend != "openai" or self.script is not None:
+            return ""
+        endpoint = self._endpoint()
+        if endpoint is None:
+            return ""
+        try:
+            return endpoint.server_model()
+        except EndpointError:
+            return "? (the endpoint did not answer)"
 
     def sandbox_level(self) -> str:
         """The isolation level sessions get (probed once, lazily)."""

@@ -57,6 +57,10 @@ class Workbench(Protocol):
         """The loaded backend, for the status bar."""
         ...
 
+    def server_model(self) -> str:
+        """The model an openai endpoint reports ("" for other backends); may block."""
+        ...
+
     def sandbox_level(self) -> str:
         """The shell isolation level sessions get."""
         ...

@@ -574,3 +574,64 @@ def test_lenient_calls_pass_unknown_parameters_through(server: Server) -> None:
         ToolCall("Read", {}, id="b"),
     ]
     assert reply.errors == []
+
+
+class _Oversized(Handler):
+    """Answers /models and chat completions with bodies bigger than the client's cap."""
+
+    def do_GET(self) -> None:
+        padding = "x" * 5000
+        body = json.dumps({"data": [{"id": "served-model", "pad": padding}]}).encode()
+        self._send(200, body, "application/json")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length", "0"))
+        self.rfile.read(length)
+        size = self.server.oversize  # type: ignore[attr-defined]
+        message = {"role": "assistant", "content": "</think>" + "y" * size}
+        body = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+        self._send(200, body.encode(), "application/json")
+
+
+@pytest.fixture
+def oversized() -> Iterator[Server]:
+    srv = Server()
+    srv.RequestHandlerClass = _Oversized
+    srv.oversize = 100  # type: ignore[attr-defined]
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def test_replies_read_whole_are_capped(oversized: Server) -> None:
+    # positive control: under the cap the non-streamed reply and /models are read
+    roomy = backend_for(oversized, model="", max_reply_bytes=100_000)
+    assert gather(roomy).content == "y" * 100 and roomy.info.model == "served-model"
+    tight = backend_for(oversized, model="", max_reply_bytes=1000)
+    reply = gather(tight)
+    assert reply.finish is not None and reply.finish.reason == "error"
+    assert "/models is over 1,000 bytes; refused" in reply.finish.error
+    oversized.oversize = 5000  # type: ignore[attr-defined]
+    reply = gather(backend_for(oversized, model="fixed", max_reply_bytes=1000))
+    assert reply.finish is not None and reply.finish.reason == "error"
+    assert "chat/completions is over 1,000 bytes; refused" in reply.finish.error
+
+
+def test_a_stream_line_without_end_is_capped(server: Server) -> None:
+    server.plans.append(Plan(events=[chunk({"content": "</think>" + "z" * 5000})]))
+    reply = gather(backend_for(server, max_reply_bytes=1000))
+    assert reply.finish is not None and reply.finish.reason == "error"
+    assert "a line over 1,000 bytes; refused" in reply.finish.error
+    server.plans.append(
+        Plan(events=[chunk({"content": "</think>" + "z" * 500}), chunk(finish="stop")])
+    )
+    assert gather(backend_for(server, max_reply_bytes=1000)).content == "z" * 500
+
+
+def test_info_names_the_endpoint_host_and_the_server_model(server: Server) -> None:
+    backend = backend_for(server, model="")
+    port = server.server_address[1]
+    assert backend.info.device == f"127.0.0.1:{port}"
+    assert backend.server_model() == "served-model" and backend.info.model == "served-model"

@@ -74,6 +74,9 @@ class ReplayWorkbench:
     def backend_info(self) -> BackendInfo:
         return self.info
 
+    def server_model(self) -> str:
+        return ""
+
     def sandbox_level(self) -> str:
         return self.level
 

@@ -66,7 +66,7 @@ def test_status_line_shows_every_field() -> None:
         3,
         "generating",
     )
-    line = format_status(info)
+    line = format_status(info).plain
     for part in [
         "FrogNano-4B Q4_K_M",
         "GPU 20/33 layers",
@@ -78,9 +78,9 @@ def test_status_line_shows_every_field() -> None:
         "generating",
     ]:
         assert part in line
-    assert "1 file changed" in format_status(StatusInfo(changed_files=1))
-    assert "- tok/s" in format_status(StatusInfo())
-    assert "none (asks)" in format_status(StatusInfo(sandbox="none"))
+    assert "1 file changed" in format_status(StatusInfo(changed_files=1)).plain
+    assert "- tok/s" in format_status(StatusInfo()).plain
+    assert "none (asks)" in format_status(StatusInfo(sandbox="none")).plain
 
 
 def test_edit_and_write_diffs() -> None:

@@ -83,6 +83,14 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         )
         self.set_interval(FRAME_SECONDS, self.flush, name="stream-frame")
         self.query_one(PromptInput).focus()
+        if info.kind == "openai":
+            self._ask_server_model()
+
+    @work(thread=True, name="server-model", exit_on_error=False)
+    def _ask_server_model(self) -> None:
+        model = self.workbench.server_model()
+        if model:
+            self.app.call_from_thread(self.status.update_info, model=model)
 
     def on_unmount(self) -> None:
         """Leaving the screen (or quitting) stops the run, so no worker outlives the app."""

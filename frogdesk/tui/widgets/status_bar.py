@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from textual.content import Content
 from textual.widgets import Static
+
+from frogdesk.inert import inert_line
 
 
 @dataclass(frozen=True)
@@ -34,23 +37,37 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
-def format_status(info: StatusInfo) -> str:
-    """The status line as Rich markup; every field always shown, in a fixed order."""
+def format_status(info: StatusInfo) -> Content:
+    """The status line, every field always shown in a fixed order.
+
+    The model name can come from an endpoint or a file name, so every field is plain text
+    styled from outside, never markup: `[b]` in a name shows as typed.
+    """
     quant = f" {info.quant}" if info.quant and info.quant not in info.model else ""
-    sandbox = info.sandbox if info.sandbox != "none" else "[b $error]none (asks)[/]"
+    sandbox: tuple[str, str] = (
+        (info.sandbox, "") if info.sandbox != "none" else ("none (asks)", "bold $error")
+    )
     speed = f"{info.tokens_per_second:.1f} tok/s" if info.tokens_per_second else "- tok/s"
     files = "1 file changed" if info.changed_files == 1 else f"{info.changed_files} files changed"
-    parts = [
-        f"[b]{info.model}{quant}[/b]",
-        f"[i]{info.state}[/i]",
-        info.device,
-        f"sandbox {sandbox}",
+    sep = " │ "
+    return Content.assemble(
+        (inert_line(info.model + quant), "bold"),
+        sep,
+        (inert_line(info.state), "italic"),
+        sep,
+        inert_line(info.device),
+        sep,
+        "sandbox ",
+        (inert_line(sandbox[0]), sandbox[1]),
+        sep,
         f"ctx {_tokens(info.context_used)}/{_tokens(info.context_budget)}",
+        sep,
         f"step {info.step}/{info.max_steps}",
+        sep,
         speed,
+        sep,
         files,
-    ]
-    return " │ ".join(parts)
+    )
 
 
 class StatusBar(Static):
@@ -59,7 +76,7 @@ class StatusBar(Static):
     def __init__(self, info: StatusInfo | None = None, *, id: str | None = None) -> None:
         self.info = info or StatusInfo()
         self._line = format_status(self.info)
-        super().__init__(self._line, id=id, markup=True)
+        super().__init__(self._line, id=id, markup=False)
 
     def update_info(self, **changes: object) -> None:
         """Replace the given fields (UI thread only); repaints only if the line changed.
