@@ -28,6 +28,7 @@ from frogdesk.leaf.events import (
     ToolFinished,
     ToolStarted,
 )
+from frogdesk.leaf.records import recovery_counts
 from frogdesk.leaf.trajectory import write_results
 from frogdesk.paths import AppPaths
 
@@ -244,6 +245,7 @@ def run_session(
             "n_steps": outcome.result.n_steps,
             "output_dir": str(output.expanduser().resolve()),
             "files_changed": outcome.files_changed,
+            "recoveries": recovery_counts(outcome.result.steps),
         }
         sys.stdout.write(json.dumps(summary) + "\n")
     elif outcome.result.final_message:

@@ -104,6 +104,15 @@ class ToolCallEvent:
     """A complete, parsed tool call."""
 
     call: ToolCall
+    recovered: tuple[str, ...] = ()
+    """The drifts from the exact format this call was recovered from (empty: exact)."""
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """A drift recovered outside any call (a `<tool_call>` inside reasoning read as reasoning)."""
+
+    kind: str
 
 
 @dataclass(frozen=True)
@@ -143,7 +152,9 @@ class Finished:
     """The token ids of `raw_text` as sampled (llama backend; end-of-turn token excluded)."""
 
 
-EngineEvent = ReasoningDelta | ContentDelta | ToolCallEvent | ToolCallError | Usage | Finished
+EngineEvent = (
+    ReasoningDelta | ContentDelta | ToolCallEvent | ToolCallError | Recovered | Usage | Finished
+)
 
 
 @dataclass
@@ -154,6 +165,8 @@ class Reply:
     content: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     errors: list[ToolCallError] = field(default_factory=list)
+    recoveries: list[str] = field(default_factory=list)
+    """Every drift recovered in the reply, by kind, once per occurrence."""
     usage: Usage | None = None
     finish: Finished | None = None
 
@@ -165,8 +178,11 @@ class Reply:
             self.content += event.text
         elif isinstance(event, ToolCallEvent):
             self.tool_calls.append(event.call)
+            self.recoveries.extend(event.recovered)
         elif isinstance(event, ToolCallError):
             self.errors.append(event)
+        elif isinstance(event, Recovered):
+            self.recoveries.append(event.kind)
         elif isinstance(event, Usage):
             self.usage = event
         else:

@@ -264,11 +264,14 @@ class LeafLoop:
             if isinstance(item, ToolCall)
         ]
         assistant = Message("assistant", reply.content, reply.reasoning, tuple(calls))
+        rec = tuple(reply.recoveries)
         if finish == "length":
             # the cut reply stays in the record; its half-written calls are not run
             assistant = dataclasses.replace(assistant, tool_calls=())
             self.messages.append(assistant)
-            self._record(StepRecord(index, assistant, (), reply.usage, gen_seconds, 0.0, finish))
+            self._record(
+                StepRecord(index, assistant, (), reply.usage, gen_seconds, 0.0, finish, rec)
+            )
             reason: ExitReason = (
                 "max_tokens_per_turn"
                 if cap >= self.config.max_tokens_per_turn
@@ -277,7 +280,9 @@ class LeafLoop:
             raise _Exit(reason, f"reply cut at {cap} tokens")
         if not ordered:
             self.messages.append(assistant)
-            self._record(StepRecord(index, assistant, (), reply.usage, gen_seconds, 0.0, finish))
+            self._record(
+                StepRecord(index, assistant, (), reply.usage, gen_seconds, 0.0, finish, rec)
+            )
             return reply.content
         self._run_tools(index, assistant, ordered, reply, gen_seconds, finish, stop)
         return None
@@ -333,6 +338,7 @@ class LeafLoop:
             gen_seconds,
             time.monotonic() - tool_start,
             finish,
+            tuple(reply.recoveries),
         )
         self.messages.append(assistant)
         self.messages.extend(step.tool_messages())

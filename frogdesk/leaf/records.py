@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -33,6 +35,8 @@ class StepRecord:
     generation_seconds: float = 0.0
     tool_seconds: float = 0.0
     finish: str = ""
+    recoveries: tuple[str, ...] = ()
+    """Drifts from the tool-call format the parser recovered in this step's reply, by kind."""
     """The engine's finish reason for the reply (`stop`, `tool_calls`, `length`, ...)."""
 
     def tool_messages(self) -> list[Message]:
@@ -106,6 +110,7 @@ def step_to_dict(step: StepRecord) -> dict[str, Any]:
         "generation_seconds": step.generation_seconds,
         "tool_seconds": step.tool_seconds,
         "finish": step.finish,
+        "recoveries": list(step.recoveries),
     }
 
 
@@ -120,7 +125,14 @@ def step_from_dict(data: dict[str, Any]) -> StepRecord:
         generation_seconds=float(data.get("generation_seconds", 0.0)),
         tool_seconds=float(data.get("tool_seconds", 0.0)),
         finish=str(data.get("finish", "")),
+        recoveries=tuple(str(kind) for kind in data.get("recoveries", ())),
     )
+
+
+def recovery_counts(steps: Sequence[StepRecord]) -> dict[str, int]:
+    """How many tool-call drifts of each kind were recovered over `steps` (kinds sorted)."""
+    counts = Counter(kind for step in steps for kind in step.recoveries)
+    return dict(sorted(counts.items()))
 
 
 def dumps(data: Any) -> str:

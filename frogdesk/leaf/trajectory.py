@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.engine.types import Message, ToolSchema
-from frogdesk.leaf.records import LoopResult, StepRecord
+from frogdesk.leaf.records import LoopResult, StepRecord, recovery_counts
 
 TRAJECTORY_FORMAT = "leaf-function-calling"
 TRAJECTORY_FILE = "trajectory_seed-{seed}.json"
@@ -68,6 +68,7 @@ def _step_extras(step: StepRecord) -> dict[str, Any]:
         "tool_seconds": round(step.tool_seconds, 4),
         "tool_seconds_each": [round(o.elapsed, 4) for o in step.observations],
         "finish": step.finish,
+        "recoveries": list(step.recoveries),
     }
 
 
@@ -91,6 +92,7 @@ def build_trajectory(
         "sandbox_level": extras.sandbox_level,
         "base_commit": extras.base_commit,
         "steps": [_step_extras(s) for s in result.steps],
+        "recoveries": recovery_counts(result.steps),
         **extras.extra,
     }
     return {

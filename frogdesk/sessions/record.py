@@ -30,6 +30,8 @@ class SessionRecord:
     status: SessionStatus = "created"
     exit_reason: str = ""
     n_steps: int = 0
+    recoveries: dict[str, int] = field(default_factory=dict)
+    """Tool-call drifts the parser recovered over the session's steps, by kind."""
     settings: dict[str, Any] = field(default_factory=dict)
     """The Settings values the session runs with (budgets, sampling, sandbox)."""
     sandbox_level: str = ""

@@ -306,6 +306,8 @@ class SessionService:
         def persist(step: StepRecord) -> None:
             self.store.append_step(record.id, step, tap.last_raw, tap.last_tokens)
             record.n_steps = step.step + 1
+            for kind in step.recoveries:
+                record.recoveries[kind] = record.recoveries.get(kind, 0) + 1
             self.store.update(record)
             watch.save()
 

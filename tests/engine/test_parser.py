@@ -240,13 +240,14 @@ def test_duplicate_parameter() -> None:
     assert "given more than once" in error_of(text).error
 
 
-def test_missing_function_close() -> None:
+def test_missing_function_close_is_recovered() -> None:
     text = (
         "</think><tool_call>\n<function=Read>\n<parameter=file_path>\na\n</parameter>\n</tool_call>"
     )
-    error = error_of(text)
-    assert "missing </function>" in error.error
-    assert error.name == "Read"
+    reply = parse(text, strict=True)
+    assert reply.errors == []
+    assert reply.tool_calls == [ToolCall("Read", {"file_path": "a"}, id="call_0")]
+    assert reply.recoveries == ["function_close_missing"]
 
 
 def test_missing_function_tag() -> None:

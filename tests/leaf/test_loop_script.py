@@ -23,7 +23,7 @@ def test_bad_calls_get_leaf_observations_and_the_loop_goes_on(
     replies = [
         "hmm\n</think>\n\n<tool_call>\n<function=Frob>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>",
         "hmm\n</think>\n\n<tool_call>\n<function=Read>\n<parameter=offset>\n2\n</parameter>\n</function>\n</tool_call>",
-        "hmm\n</think>\n\n<tool_call>\n<function=Read>\n<parameter=file_path>\na.py\n</parameter>\n</tool_call>",
+        "hmm\n</think>\n\n<tool_call>\n<function=Read>\n<parameter=file_path>\na.py\n</parameter>\n</function>\noops\n</tool_call>",
         "hmm\n</think>\n\n<tool_call>\n<function=Edit>\n<parameter=file_path>\na.py\n</parameter>\n"
         "<parameter=old_string>\no\n</parameter>\n<parameter=new_string>\n0\n</parameter>\n"
         "<parameter=replace_all>\nyes\n</parameter>\n</function>\n</tool_call>",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -13,6 +14,8 @@ from frogdesk.engine.types import ToolSchema
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _TYPE_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")
+PYTHON_LITERAL = "python_literal"
+"""The drift recorded when an array or object value is read as a Python literal."""
 
 
 class BadValue(ValueError):
@@ -72,7 +75,35 @@ def _schema_types(schema: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _coerce_one(raw: str, kind: str) -> Any:
+def is_text_schema(schema: Any) -> bool:
+    """Whether a value under `schema` may be any text (a string, or no declared type)."""
+    if not isinstance(schema, Mapping):
+        return True
+    kinds = _schema_types(schema)
+    return not kinds or "string" in kinds
+
+
+def _json_shaped(value: Any) -> bool:
+    """Whether a Python literal holds only what JSON can say (str keys, finite numbers)."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_shaped(v) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_json_shaped(v) for v in value)
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, str | int | bool)
+
+
+def _python_literal(text: str, expected: type) -> Any:
+    """`text` as a Python list or dict literal (`['a']`, `{'k': None}`), or None."""
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, expected) and _json_shaped(value) else None
+
+
+def _coerce_one(raw: str, kind: str, drifts: list[str] | None = None) -> Any:
     text = raw.strip()
     if kind == "string":
         return raw
@@ -105,17 +136,26 @@ def _coerce_one(raw: str, kind: str) -> Any:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise BadValue(f"must be a JSON {kind}, but it is not valid JSON ({exc.msg})") from None
+            literal = _python_literal(text, expected)
+            if literal is None:
+                raise BadValue(
+                    f"must be a JSON {kind}, but it is not valid JSON ({exc.msg})"
+                ) from None
+            if drifts is not None:
+                drifts.append(PYTHON_LITERAL)
+            return literal
         if not isinstance(value, expected):
             raise BadValue(f"must be a JSON {kind}, got {type(value).__name__}")
         return value
     raise BadValue(f"has an unsupported schema type {kind!r}")
 
 
-def coerce_value(raw: str, schema: Mapping[str, Any]) -> Any:
+def coerce_value(raw: str, schema: Mapping[str, Any], drifts: list[str] | None = None) -> Any:
     """The typed value of `raw` under `schema`; raises `BadValue` when it does not fit.
 
     Strings stay verbatim; without a declared type, JSON is tried and the text kept otherwise.
+    An array or object that is not JSON but a Python literal of that shape is read as one,
+    and `PYTHON_LITERAL` is appended to `drifts`.
     """
     kinds = _schema_types(schema)
     if not kinds:
@@ -124,24 +164,29 @@ def coerce_value(raw: str, schema: Mapping[str, Any]) -> Any:
         except json.JSONDecodeError:
             return raw
     if len(kinds) == 1:
-        return _coerce_one(raw, kinds[0])
+        return _coerce_one(raw, kinds[0], drifts)
     errors: list[str] = []
     for kind in sorted(kinds, key=lambda k: _TYPE_ORDER.index(k) if k in _TYPE_ORDER else 99):
         try:
-            return _coerce_one(raw, kind)
+            return _coerce_one(raw, kind, drifts)
         except BadValue as exc:
             errors.append(str(exc))
     raise BadValue(" or ".join(errors))
 
 
 def build_arguments(
-    spec: ToolSpec, raw_params: Sequence[tuple[str, str]], *, strict: bool = True
+    spec: ToolSpec,
+    raw_params: Sequence[tuple[str, str]],
+    *,
+    strict: bool = True,
+    drifts: list[str] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Coerce `(key, raw text)` pairs for `spec`; returns the arguments and the problems found.
 
     With `strict` False nothing is a problem: unknown parameters and values that do not fit
     their type are kept as text, a repeated parameter keeps its last value, and required
-    parameters are not checked (the tool itself reports what it lacks).
+    parameters are not checked (the tool itself reports what it lacks). Recovered drifts
+    (a Python literal) are appended to `drifts`.
     """
     problems: list[str] = []
     arguments: dict[str, Any] = {}
@@ -159,7 +204,9 @@ def build_arguments(
             problems.append(f"unknown parameter '{key}' (its parameters are: {known})")
             continue
         try:
-            arguments[key] = coerce_value(raw, schema if isinstance(schema, Mapping) else {})
+            arguments[key] = coerce_value(
+                raw, schema if isinstance(schema, Mapping) else {}, drifts
+            )
         except BadValue as exc:
             if strict:
                 problems.append(f"parameter '{key}' {exc}")
@@ -183,3 +230,12 @@ def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any]) -> list[str]:
         f"missing required parameter '{key}'" for key in spec.required if key not in arguments
     )
     return problems
+
+
+def strip_one_newline(value: str) -> str:
+    """Drop the one newline the format adds on each side of a value."""
+    if value.startswith("\n"):
+        value = value[1:]
+    if value.endswith("\n"):
+        value = value[:-1]
+    return value
