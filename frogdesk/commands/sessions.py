@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError, load_settings
+from frogdesk.inert import inert_line
 from frogdesk.paths import AppPaths
+from frogdesk.sessions.store import DAMAGED_LINES_FILE, TRANSCRIPT_FILE
 
 
 def register(sub: Any) -> None:
@@ -63,6 +65,12 @@ def register(sub: Any) -> None:
     back.add_argument("--quiet", action="store_true", help="no progress on stderr")
     back.set_defaults(func=send_back_main)
 
+    repair = actions.add_parser(
+        "repair", help="set a damaged transcript's unreadable lines aside, keep the rest"
+    )
+    repair.add_argument("id", help="session id")
+    repair.set_defaults(func=repair_main)
+
     discard = actions.add_parser("discard", help="remove a session's worktree")
     discard.add_argument("id", help="session id (or a unique prefix)")
     discard.set_defaults(func=discard_main)
@@ -79,22 +87,47 @@ def list_main(args: argparse.Namespace) -> int:
     """Print the sessions (a table, or JSON with --json)."""
     from frogdesk.sessions.runner import shown_status
 
-    records = _service(args).store.list()
+    store = _service(args).store
+    records = store.list()
+    damaged = store.damaged()
     if args.json:
         rows = [{**dataclasses.asdict(r), "status": shown_status(r)} for r in records]
+        rows += [
+            {"id": d.id, "status": "damaged", "file": str(d.path), "reason": d.reason}
+            for d in damaged
+        ]
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return 0
-    if not records:
+    if not records and not damaged:
         sys.stdout.write("no sessions\n")
         return 0
     for r in records:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
-        task = r.task.replace("\n", " ")
+        task = inert_line(r.task.replace("\n", " "))
         task = task if len(task) <= 50 else task[:49] + "…"
         reason = f" ({r.exit_reason})" if r.exit_reason else ""
         sys.stdout.write(
             f"{r.id}  {when}  {shown_status(r) + reason:<24} {r.n_steps:>4} steps  {task}\n"
         )
+    for d in damaged:
+        sys.stdout.write(inert_line(f"{d.id}  damaged: {d.path.name}: {d.reason}") + "\n")
+        sys.stdout.write(inert_line(f"  {d.way_forward()}") + "\n")
+    return 0
+
+
+def repair_main(args: argparse.Namespace) -> int:
+    """Set the unreadable lines of a session's transcript aside so it can be resumed."""
+    store = _service(args).store
+    folder = store.session_dir(args.id)
+    if not (folder / TRANSCRIPT_FILE).is_file():
+        raise UserError(f"no session {args.id!r} with a transcript (see `frogdesk sessions`)")
+    moved = store.repair_damaged_lines(args.id)
+    if not moved:
+        sys.stdout.write(f"session {args.id}: the transcript reads fine; nothing to repair\n")
+        return 0
+    sys.stdout.write(
+        f"session {args.id}: set {moved} unreadable line(s) aside in {folder / DAMAGED_LINES_FILE}\n"
+    )
     return 0
 
 

@@ -31,5 +31,8 @@ def worktree_diff(worktree: Path, base_commit: str) -> WorktreeDiff:
     try:
         patch, files = patch_text(worktree, base_commit)
     except GitError as exc:
-        raise PatchError(str(exc)) from None
+        raise PatchError(
+            f"cannot diff the worktree {worktree} ({exc}); if its .git file or folder is "
+            "broken, run `git worktree repair` in your repository, or discard the session"
+        ) from None
     return WorktreeDiff(patch, files)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from frogdesk.durable import atomic_write_text
+from frogdesk.durable import atomic_write_bytes, atomic_write_text
 from frogdesk.engine.types import Message
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.records import (
@@ -31,6 +31,39 @@ TRANSCRIPT_FILE = "transcript.jsonl"
 
 class SessionNotFoundError(FrogDeskError, LookupError):
     """No session with that id (or unique id prefix)."""
+
+
+DAMAGED_LINES_FILE = "transcript.damaged.jsonl"
+
+
+@dataclass(frozen=True)
+class DamagedSession:
+    """A session folder whose files cannot be read: which file, why, and what to do."""
+
+    id: str
+    path: Path
+    reason: str
+
+    def way_forward(self) -> str:
+        """What the user can do about it."""
+        if self.path.name == TRANSCRIPT_FILE:
+            return (
+                f"`frogdesk sessions repair {self.id}` sets the unreadable lines aside "
+                f"in {DAMAGED_LINES_FILE} and keeps the rest"
+            )
+        return f"restore {self.path.name}, or move {self.path.parent} aside to drop the session"
+
+    def describe(self) -> str:
+        """One line for the user."""
+        return f"session {self.id} is damaged: {self.path}: {self.reason}; {self.way_forward()}"
+
+
+class SessionDamagedError(FrogDeskError, ValueError):
+    """A session's record or transcript cannot be read; the message names the file and the way on."""
+
+    def __init__(self, damage: DamagedSession) -> None:
+        super().__init__(damage.describe())
+        self.damage = damage
 
 
 FULL_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
@@ -123,6 +156,27 @@ class Transcript:
         return out
 
 
+_KINDS = frozenset({"message", "step", "followup", "end"})
+
+
+def _read_record(folder: Path) -> SessionRecord | DamagedSession:
+    """A folder's record, or what is wrong with it."""
+    path = folder / RECORD_FILE
+    try:
+        return SessionRecord.from_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return DamagedSession(folder.name, path, "the file is missing")
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        return DamagedSession(folder.name, path, f"unreadable ({type(exc).__name__}: {exc})")
+
+
+def _scan(root: Path) -> list[SessionRecord | DamagedSession]:
+    """Every session folder's record, or what is wrong with it."""
+    if not root.is_dir():
+        return []
+    return [_read_record(f) for f in root.iterdir() if f.is_dir()]
+
+
 def _token_ids(value: object) -> tuple[int, ...]:
     """Token ids read back from JSON; anything else (absent, damaged) is none."""
     if isinstance(value, list) and all(type(v) is int for v in value):
@@ -194,26 +248,33 @@ class SessionStore:
         atomic_write(self.session_dir(record.id) / RECORD_FILE, record.to_json())
 
     def get(self, session_id: str) -> SessionRecord:
-        """A session by id, or by a prefix that names exactly one session."""
-        path = self.session_dir(session_id) / RECORD_FILE
-        if not path.is_file():
+        """A session by id, or by a prefix that names exactly one session.
+
+        A damaged record raises SessionDamagedError naming the file and the way on.
+        """
+        folder = self.session_dir(session_id)
+        if not (folder / RECORD_FILE).is_file() and not (session_id and folder.is_dir()):
             matches = [r for r in self.list() if r.id.startswith(session_id)] if session_id else []
             if len(matches) != 1:
+                damaged = [d for d in self.damaged() if d.id.startswith(session_id)]
+                if session_id and len(damaged) == 1 and not matches:
+                    raise SessionDamagedError(damaged[0])
                 raise SessionNotFoundError(f"no session {session_id!r}")
             return matches[0]
-        return SessionRecord.from_json(path.read_text(encoding="utf-8"))
+        record = _read_record(folder)
+        if isinstance(record, DamagedSession):
+            raise SessionDamagedError(record)
+        return record
+
+    def damaged(self) -> list[DamagedSession]:
+        """Session folders whose record cannot be read, by id."""
+        return sorted(
+            (r for r in _scan(self.root) if isinstance(r, DamagedSession)), key=lambda d: d.id
+        )
 
     def list(self) -> list[SessionRecord]:
-        """Every readable session, newest first (unreadable folders are skipped)."""
-        out: list[SessionRecord] = []
-        if not self.root.is_dir():
-            return out
-        for folder in self.root.iterdir():
-            path = folder / RECORD_FILE
-            try:
-                out.append(SessionRecord.from_json(path.read_text(encoding="utf-8")))
-            except (OSError, ValueError, TypeError, KeyError):
-                continue
+        """Every readable session, newest first (damaged ones: see `damaged`)."""
+        out = [r for r in _scan(self.root) if isinstance(r, SessionRecord)]
         return sorted(out, key=lambda r: (r.created_at, r.id), reverse=True)
 
     # transcript ---------------------------------------------------------------
@@ -260,7 +321,7 @@ class SessionStore:
         """Record how a run ended (exit reason, error); a resume may follow."""
         self._append(session_id, {"kind": "end", **data})
 
-    def _lines(self, session_id: str) -> Iterator[tuple[bool, str]]:
+    def _lines(self, session_id: str) -> Iterator[tuple[int, bool, str]]:
         path = self.session_dir(session_id) / TRANSCRIPT_FILE
         try:
             raw = path.read_bytes()
@@ -269,12 +330,12 @@ class SessionStore:
         chunks = raw.split(b"\n")
         for i, chunk in enumerate(chunks):
             if chunk.strip():
-                yield i == len(chunks) - 1, chunk.decode("utf-8", errors="replace")
+                yield i + 1, i == len(chunks) - 1, chunk.decode("utf-8", errors="replace")
 
     def read_transcript(self, session_id: str) -> Transcript:
         """Read the transcript back; a torn last line (crash mid-write) is dropped."""
         out = Transcript()
-        for is_last, line in self._lines(session_id):
+        for number, is_last, line in self._lines(session_id):
             try:
                 entry = json.loads(line)
                 kind = entry["kind"]
@@ -295,12 +356,35 @@ class SessionStore:
                     out.followups.append(FollowUp(int(entry["before_step"]), message))
                 elif kind == "end":
                     out.end = entry
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 if is_last:
                     out.dropped_tail = True
                     continue
-                raise
+                path = self.session_dir(session_id) / TRANSCRIPT_FILE
+                reason = f"line {number} is not a transcript entry ({type(exc).__name__})"
+                raise SessionDamagedError(DamagedSession(session_id, path, reason)) from None
         return out
+
+    def repair_damaged_lines(self, session_id: str) -> int:
+        """Set the transcript's unreadable lines aside (appended to transcript.damaged.jsonl)
+        and keep the rest, atomically; returns how many lines were set aside."""
+        folder = self.session_dir(session_id)
+        path = folder / TRANSCRIPT_FILE
+        good: list[bytes] = []
+        bad: list[bytes] = []
+        for chunk in path.read_bytes().split(b"\n"):
+            if not chunk.strip():
+                continue
+            try:
+                entry = json.loads(chunk)
+                ok = isinstance(entry, dict) and entry.get("kind") in _KINDS
+            except ValueError:
+                ok = False
+            (good if ok else bad).append(chunk + b"\n")
+        if bad:
+            _append_whole(folder / DAMAGED_LINES_FILE, b"".join(bad))
+            atomic_write_bytes(path, b"".join(good))
+        return len(bad)
 
     def repair_transcript(self, session_id: str) -> bool:
         """Cut a torn last line so new lines start clean; True when something was cut."""
