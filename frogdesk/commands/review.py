@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError
+from frogdesk.inert import inert_line
 from frogdesk.paths import AppPaths
 from frogdesk.review.apply import apply_hunks
 from frogdesk.review.decisions import load_decisions, save_decisions
@@ -17,6 +18,7 @@ from frogdesk.review.diff import compute_diff
 from frogdesk.review.fsops import UnsafePath
 from frogdesk.review.gitcmd import GitError
 from frogdesk.review.model import FileChange, SessionDiff
+from frogdesk.review.show import detail_lines, file_facts, hunk_json
 from frogdesk.review.undo import latest_record, undo_apply
 from frogdesk.review.user_changes import USER_CHANGED_NOTE, load_user_changes
 from frogdesk.sessions.record import SessionRecord
@@ -82,10 +84,15 @@ def _user_changed(change: FileChange, flagged: set[str]) -> bool:
 
 
 def review_main(args: argparse.Namespace) -> int:
-    """Print the session's files and hunks, as text or JSON."""
+    """Print the session's files and hunks with their content, as text or JSON.
+
+    Everything a reviewer approves is shown: each hunk's lines, symlink targets, mode
+    changes and binary sizes; untrusted text is printed inert (escapes shown, not run).
+    """
     loaded = _load(args.session)
     decisions = load_decisions(loaded.session_dir)
     flagged = load_user_changes(loaded.session_dir)
+    facts = file_facts(Path(loaded.record.worktree), loaded.diff)
     if args.json:
         payload = {
             "session_id": loaded.record.id,
@@ -93,6 +100,10 @@ def review_main(args: argparse.Namespace) -> int:
                 {
                     "path": change.path,
                     "status": change.status,
+                    "old_path": change.old_path,
+                    "old_mode": change.old_mode,
+                    "new_mode": change.new_mode,
+                    "binary": change.binary,
                     "user_changed": _user_changed(change, flagged),
                     "hunks": [
                         {
@@ -101,6 +112,7 @@ def review_main(args: argparse.Namespace) -> int:
                             "added": h.added,
                             "removed": h.removed,
                             "decision": decisions.decision(h.id),
+                            **hunk_json(change, h, facts[change.path]),
                         }
                         for h in change.hunks
                     ],
@@ -108,7 +120,8 @@ def review_main(args: argparse.Namespace) -> int:
                 for change in loaded.diff.files
             ],
         }
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        # ASCII escapes: no byte of a file's content can reach the terminal as a control.
+        print(json.dumps(payload, indent=2, ensure_ascii=True))
         return 0
     if not loaded.diff.files:
         print(f"session {loaded.record.id}: no changes")
@@ -116,11 +129,14 @@ def review_main(args: argparse.Namespace) -> int:
     print(f"session {loaded.record.id}: {len(loaded.diff.files)} file(s) changed")
     for change in loaded.diff.files:
         moved = f" (from {change.old_path})" if change.status == "renamed" else ""
-        print(f"{change.status:<10} {change.path}{moved}")
+        print(inert_line(f"{change.status:<10} {change.path}{moved}"))
         if _user_changed(change, flagged):
             print(f"  ! {USER_CHANGED_NOTE}")
         for h in change.hunks:
-            print(f"  {h.id}  +{h.added} -{h.removed}  {decisions.decision(h.id):<8}  {h.header}")
+            head = f"  {h.id}  +{h.added} -{h.removed}  {decisions.decision(h.id):<8}  {h.header}"
+            print(inert_line(head))
+            for line in detail_lines(change, h, facts[change.path]):
+                print(f"      {line}")
     return 0
 
 

@@ -126,6 +126,7 @@ def _parse_text_hunks(path: str, section: list[bytes]) -> tuple[list[Hunk], bool
     current: dict[str, object] | None = None
     old: list[bytes] = []
     new: list[bytes] = []
+    shown: list[bytes] = []
     last = b" "
     counts = [0, 0]
     seen: dict[str, int] = {}
@@ -145,6 +146,7 @@ def _parse_text_hunks(path: str, section: list[bytes]) -> tuple[list[Hunk], bool
                 new_lines=tuple(new),
                 added=counts[0],
                 removed=counts[1],
+                lines=tuple(shown),
                 **current,  # type: ignore[arg-type]
             )
         )
@@ -153,7 +155,7 @@ def _parse_text_hunks(path: str, section: list[bytes]) -> tuple[list[Hunk], bool
         match = _HUNK_HEADER.match(line)
         if match:
             close()
-            old, new, counts = [], [], [0, 0]
+            old, new, shown, counts = [], [], [], [0, 0]
             current = {
                 "header": line.decode("utf-8", "replace"),
                 "old_start": int(match[1]),
@@ -167,6 +169,7 @@ def _parse_text_hunks(path: str, section: list[bytes]) -> tuple[list[Hunk], bool
                 binary = True
             continue
         tag, body = line[:1], line[1:] + b"\n"
+        shown.append(line)
         if tag == b" ":
             old.append(body)
             new.append(body)

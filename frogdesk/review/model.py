@@ -39,6 +39,8 @@ class Hunk:
     """Lines this hunk adds (context excluded)."""
     removed: int = 0
     """Lines this hunk removes (context excluded)."""
+    lines: tuple[bytes, ...] = ()
+    """A text hunk's diff lines as git printed them: a tag (` `, `-`, `+`, `\\`) and the text."""
 
     def old_range(self) -> tuple[int, int]:
         """First and last base line this hunk covers (1-based, inclusive; an insert gives an empty range)."""
