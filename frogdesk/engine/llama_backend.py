@@ -98,6 +98,7 @@ class LlamaBackend:
                 source,
                 bos_token=self.model.piece(self.model.bos).decode("utf-8", "replace"),
                 eos_token=self.model.piece(self.model.eos).decode("utf-8", "replace"),
+                origin=str(model_path),
             )
             self._closing = reply_closing(self.template)
         except BaseException:

@@ -12,8 +12,13 @@ import jinja2
 import jinja2.nodes
 import jinja2.parser
 from jinja2.ext import Extension, loopcontrols
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from frogdesk.engine.template_limits import (
+    MAX_OUTPUT_CHARS,
+    RENDER_SECONDS,
+    BoundedSandbox,
+    RenderLimitExceeded,
+)
 from frogdesk.engine.types import Message, ToolSchema
 from frogdesk.errors import FrogDeskError
 
@@ -59,8 +64,8 @@ class _GenerationTag(Extension):
         return parser.parse_statements(("name:endgeneration",), drop_needle=True)
 
 
-def _make_environment() -> ImmutableSandboxedEnvironment:
-    env = ImmutableSandboxedEnvironment(
+def _make_environment() -> BoundedSandbox:
+    env = BoundedSandbox(
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=[loopcontrols, _GenerationTag],
@@ -74,19 +79,39 @@ def _make_environment() -> ImmutableSandboxedEnvironment:
 class ChatTemplate:
     """A compiled chat template that renders message lists into prompt text."""
 
-    def __init__(self, source: str, bos_token: str = "", eos_token: str = "") -> None:
+    def __init__(
+        self,
+        source: str,
+        bos_token: str = "",
+        eos_token: str = "",
+        origin: str = "",
+        *,
+        render_seconds: float = RENDER_SECONDS,
+        max_output_chars: int = MAX_OUTPUT_CHARS,
+    ) -> None:
+        self.render_seconds = render_seconds
+        self.max_output_chars = max_output_chars
+        self.origin = origin
+        """The model file the template came from (named in error messages)."""
         if not source.strip():
-            raise TemplateError("the chat template is empty")
+            raise TemplateError(self._where("the chat template is empty"))
         self.source = source
         """The Jinja source as stored in the model."""
         self.bos_token = bos_token
         self.eos_token = eos_token
+        self._env = _make_environment()
         try:
-            self._template = _make_environment().from_string(source)
+            self._template = self._env.from_string(source)
         except jinja2.TemplateSyntaxError as exc:
             raise TemplateError(
-                f"the chat template does not compile: {exc.message} (template line {exc.lineno})"
+                self._where(
+                    f"the chat template does not compile: {exc.message} "
+                    f"(template line {exc.lineno})"
+                )
             ) from None
+
+    def _where(self, message: str) -> str:
+        return f"{self.origin}: {message}" if self.origin else message
 
     def render(
         self,
@@ -99,7 +124,9 @@ class ChatTemplate:
     ) -> str:
         """The prompt text for `messages` (and `tools`, when any), as the model was trained on.
 
-        `extra` adds template variables; a template that fails raises `TemplateError`.
+        `extra` adds template variables; a template that fails raises `TemplateError`, and
+        so does one that renders longer than RENDER_SECONDS or more than MAX_OUTPUT_CHARS
+        (the template is code from a model file: it must not hang or flood FrogDesk).
         """
         context: dict[str, Any] = {
             "messages": [message.to_template_dict() for message in messages],
@@ -112,11 +139,28 @@ class ChatTemplate:
         }
         context.update(extra)
         try:
-            return self._template.render(**context)
+            with self._env.bounded(self.render_seconds, self.max_output_chars) as budget:
+                parts: list[str] = []
+                size = 0
+                for part in self._template.generate(**context):
+                    size += len(part)
+                    if size > budget.max_chars:
+                        raise RenderLimitExceeded(f"wrote more than {budget.max_chars} characters")
+                    budget.check()
+                    parts.append(part)
+                return "".join(parts)
         except TemplateError:
             raise
+        except RenderLimitExceeded as exc:
+            raise TemplateError(
+                self._where(
+                    f"the chat template {exc} and was stopped; use a model file with a working template"
+                )
+            ) from None
         except Exception as exc:  # the template is untrusted code from a model file
-            raise TemplateError(f"the chat template failed: {type(exc).__name__}: {exc}") from None
+            raise TemplateError(
+                self._where(f"the chat template failed: {type(exc).__name__}: {exc}")
+            ) from None
 
 
 def _gguf_string(fields: dict[str, Any], key: str) -> str | None:
@@ -151,7 +195,7 @@ def load_gguf_template(path: Path) -> ChatTemplate:
     token_texts = _token_text_lookup(fields)
     bos = token_texts(_gguf_int(fields, "tokenizer.ggml.bos_token_id"))
     eos = token_texts(_gguf_int(fields, "tokenizer.ggml.eos_token_id"))
-    return ChatTemplate(source, bos_token=bos, eos_token=eos)
+    return ChatTemplate(source, bos_token=bos, eos_token=eos, origin=str(path))
 
 
 def _token_text_lookup(fields: dict[str, Any]) -> Callable[[int | None], str]:
