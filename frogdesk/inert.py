@@ -60,3 +60,15 @@ def inert_text(text: str, *, keep_tabs: bool = True) -> str:
 def has_controls(text: str) -> bool:
     """Whether untrusted text holds anything `inert_line` would have to make visible."""
     return _UNSAFE_ALL.search(text) is not None
+
+
+COMMAND_WARNING = (
+    "warning: this command contains control or invisible characters (shown as escapes above); "
+    "they can make a terminal show something other than what runs"
+)
+"""The line shown under a command for approval when `command_warning` finds something."""
+
+
+def command_warning(command: str) -> str:
+    """`COMMAND_WARNING` when a command holds control characters other than newline and tab, else ""."""
+    return COMMAND_WARNING if inert_text(command) != command else ""

@@ -12,6 +12,7 @@ from textual.screen import Screen
 
 from frogdesk import config
 from frogdesk.config import Settings
+from frogdesk.inert import inert_text
 from frogdesk.tui.bindings import all_binding_ids, app_bindings, keymap_from_settings
 from frogdesk.tui.ports import Workbench
 from frogdesk.tui.screens.help import HelpScreen
@@ -59,7 +60,7 @@ class FrogDeskApp(App[None]):
         """Open the first screen and report bad key remaps."""
         self.theme_changed_signal.subscribe(self, self._save_theme)
         for error in self.keymap_errors:
-            self.notify(error, severity="warning", timeout=10)
+            self.notify(inert_text(error), severity="warning", timeout=10, markup=False)
         if self.first_screen is not None:
             self.push_screen(self.first_screen(self))
         elif self.workbench is not None:
@@ -89,7 +90,9 @@ class FrogDeskApp(App[None]):
             try:
                 config.save_option(self.config_path, "theme", name)
             except (OSError, config.ConfigError) as exc:
-                self.notify(f"Could not save the theme: {exc}", severity="error")
+                self.notify(
+                    inert_text(f"Could not save the theme: {exc}"), severity="error", markup=False
+                )
 
     # -- help and palette --------------------------------------------------
 

@@ -6,6 +6,8 @@ from typing import Any
 
 from textual.worker import Worker, WorkerState
 
+from frogdesk.inert import inert_text
+
 
 def describe_failure(worker: Worker[Any]) -> str:
     """One line naming the worker and its exception."""
@@ -21,4 +23,9 @@ class ShowsWorkerErrors:
         if event.state == WorkerState.ERROR and event.worker.error is not None:
             app = getattr(self, "app", None)
             if app is not None:
-                app.notify(describe_failure(event.worker), severity="error", timeout=15)
+                app.notify(
+                    inert_text(describe_failure(event.worker)),
+                    severity="error",
+                    timeout=15,
+                    markup=False,
+                )

@@ -45,3 +45,12 @@ def test_inert_line_is_reversible(raw: str) -> None:
     """Without backslashes in the input, two strings never look the same once escaped."""
     out = inert_line(raw)
     assert out.encode("latin-1", "backslashreplace").decode("unicode_escape") == raw
+
+
+def test_command_warning_only_for_hidden_characters() -> None:
+    from frogdesk.inert import COMMAND_WARNING, command_warning
+
+    assert command_warning("ls -la\nmake\ttest") == ""
+    assert command_warning("grep 'a\\x1b' f") == ""  # the spelling of an escape is not one
+    for hidden in ("\x1b[2K", "\r", "\x9b", "\u202e", "\x00"):
+        assert command_warning(f"touch x; #{hidden} ls") == COMMAND_WARNING

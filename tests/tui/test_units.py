@@ -83,6 +83,12 @@ def test_status_line_shows_every_field() -> None:
     assert "none (asks)" in format_status(StatusInfo(sandbox="none")).plain
 
 
+def test_status_line_shows_a_model_name_literally() -> None:
+    line = format_status(StatusInfo(model="[@click=app.quit]evil[/]\x1b]0;t\x07", quant="Q4"))
+    assert "[@click=app.quit]evil[/]\\x1b]0;t\\x07 Q4" in line.plain
+    assert not any(span.style and "click" in str(span.style) for span in line.spans)
+
+
 def test_edit_and_write_diffs() -> None:
     diff = edit_diff(
         {"file_path": "a.py", "old_string": "x = 1\ny = 2\n", "new_string": "x = 3\ny = 2\n"}

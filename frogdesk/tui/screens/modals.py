@@ -10,6 +10,9 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
+from frogdesk.inert import command_warning
+from frogdesk.tui.untrusted import plain_block
+
 StopAnswer = Literal["continue", "guidance", "end"]
 
 
@@ -78,7 +81,10 @@ class ApproveCommandScreen(ModalScreen[bool]):
         """The command and two buttons."""
         with Vertical(classes="dialog"):
             yield Label("Run this command without a sandbox?", classes="dialog-title")
-            yield Static(self.command, classes="dialog-command", markup=False)
+            yield Static(plain_block(self.command), classes="dialog-command")
+            warning = command_warning(self.command)
+            if warning:
+                yield Static(warning, classes="dialog-warning", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Run [y]", id="yes", variant="warning")
                 yield Button("Refuse [n]", id="no", variant="primary")

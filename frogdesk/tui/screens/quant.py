@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
 
 from frogdesk.config import Settings
+from frogdesk.tui.untrusted import plain_block, plain_cell
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
@@ -81,7 +82,9 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
         table = self.query_one(DataTable)
         for model in message.models:
             table.add_row(
-                model.repo or model.path.parent.name, model.name.quant, f"{model.size / 1e9:.2f} GB"
+                plain_cell(model.repo or model.path.parent.name),
+                plain_cell(model.name.quant or ""),
+                f"{model.size / 1e9:.2f} GB",
             )
         if not message.models:
             self.query_one("#quant-cost", Static).update(
@@ -115,7 +118,7 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
 
     def on_cost_ready(self, message: CostReady) -> None:
         """Show the announcement; arm the confirmation."""
-        self.query_one("#quant-cost", Static).update(message.text)
+        self.query_one("#quant-cost", Static).update(plain_block(message.text))
         self.announced = message.path if message.ok else None
 
     def action_close(self) -> None:

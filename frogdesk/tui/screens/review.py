@@ -15,10 +15,12 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Footer, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from frogdesk.inert import inert_text
 from frogdesk.review.decisions import HunkDecisions, load_decisions, save_decisions
 from frogdesk.review.model import SessionDiff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.bindings import review_bindings
+from frogdesk.tui.untrusted import plain_line
 from frogdesk.tui.widgets.hunk_view import HunkView
 from frogdesk.tui.workers import ShowsWorkerErrors
 
@@ -162,12 +164,8 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
         for change in message.diff.files:
             added = sum(h.added for h in change.hunks)
             removed = sum(h.removed for h in change.hunks)
-            files.add_option(
-                Option(
-                    f"{change.status[:1].upper()} {change.path}  +{added} -{removed}",
-                    id=change.path,
-                )
-            )
+            label = f"{change.status[:1].upper()} {change.path}  +{added} -{removed}"
+            files.add_option(Option(plain_line(label), id=change.path))
             for hunk in change.hunks:
                 view = HunkView(change, hunk, self.syntax_style)
                 view.decision = self.decisions.decision(hunk.id)
@@ -206,7 +204,7 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             f"{len(self.diff.files)} files, {len(ids)} hunks: {counts['approved']} approved, "
             f"{counts['rejected']} rejected, {counts['pending']} pending"
         )
-        self.query_one("#review-summary", Static).update(f"{text}   {extra}".rstrip())
+        self.query_one("#review-summary", Static).update(plain_line(f"{text}   {extra}".rstrip()))
 
     def _decide(self, views: list[HunkView], decision: Literal["approved", "rejected"]) -> None:
         self.decisions.decide([v.hunk.id for v in views], decision)
@@ -350,7 +348,12 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             view.refresh_view()
         first_line = message.report.splitlines()[0] if message.report else ""
         self._summary(first_line)
-        self.notify(message.report, severity="information" if message.ok else "error", timeout=8)
+        self.notify(
+            inert_text(message.report),
+            severity="information" if message.ok else "error",
+            timeout=8,
+            markup=False,
+        )
 
     def action_send_back(self) -> None:
         """Send the review back to the model with a comment."""

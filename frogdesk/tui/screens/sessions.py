@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Footer, Label
 
 from frogdesk.tui.ports import SessionSummary, Workbench
 from frogdesk.tui.screens.modals import ConfirmScreen
+from frogdesk.tui.untrusted import plain_cell
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 
@@ -68,9 +69,9 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
             started = datetime.datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d %H:%M")
             task = record.task if len(record.task) <= 50 else record.task[:49] + "…"
             table.add_row(
-                record.id,
+                plain_cell(record.id),
                 shown_status(record),
-                task,
+                plain_cell(task),
                 str(record.n_steps),
                 str(summary.changed_files),
                 started,

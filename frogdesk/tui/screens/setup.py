@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
 from frogdesk.config import Settings
 from frogdesk.models.download import Progress
 from frogdesk.paths import AppPaths
+from frogdesk.tui.untrusted import plain_block, plain_cell
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             self._list()
 
     def _status(self, text: str) -> None:
-        self.query_one("#picker-status", Static).update(text)
+        self.query_one("#picker-status", Static).update(plain_block(text))
 
     @work(thread=True, name="list-quants", exit_on_error=False)
     def _list(self) -> None:
@@ -196,7 +197,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             if row.name.quant == DEFAULT_QUANT:
                 default = index
             table.add_row(
-                row.label,
+                plain_cell(row.label),
                 human_bytes(row.size),
                 row.fit,
                 "yes" if row.local_path else "",
@@ -221,7 +222,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         if 0 <= event.cursor_row < len(self.rows):
             row = self.rows[event.cursor_row]
             text = "\n".join(f"{w.level}: {w.text}" for w in row.warnings)
-            self.query_one("#picker-warnings", Static).update(text)
+            self.query_one("#picker-warnings", Static).update(plain_block(text))
 
     @on(DataTable.RowSelected)
     def _pick(self, event: DataTable.RowSelected) -> None:

@@ -7,6 +7,8 @@ from typing import Any
 
 from rich.syntax import Syntax
 
+from frogdesk.inert import inert_text
+
 
 def edit_diff(arguments: dict[str, Any], context: int = 2) -> str:
     """A unified diff of an Edit call's old_string -> new_string, or of a Write's content."""
@@ -25,7 +27,7 @@ def edit_diff(arguments: dict[str, Any], context: int = 2) -> str:
 
 def diff_syntax(diff_text: str, style: str, max_lines: int = 40) -> Syntax:
     """The diff highlighted by pygments in the given style, cut to `max_lines`."""
-    lines = diff_text.splitlines()
+    lines = inert_text(diff_text).split("\n")
     if len(lines) > max_lines:
         lines = [*lines[:max_lines], f"... {len(lines) - max_lines} more lines"]
     return Syntax("\n".join(lines), "diff", theme=style, background_color="default", word_wrap=True)

@@ -11,13 +11,14 @@ from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
+from frogdesk.inert import inert_line, inert_text
 from frogdesk.review.model import FileChange, Hunk
 
 _MARK = MappingProxyType({"pending": "·", "approved": "✓", "rejected": "✗"})
 
 
 def _text(lines: tuple[bytes, ...]) -> list[str]:
-    return [line.decode("utf-8", "replace").rstrip("\n") for line in lines]
+    return [inert_text(line.decode("utf-8", "replace").rstrip("\n")) for line in lines]
 
 
 def unified_lines(hunk: Hunk) -> list[str]:
@@ -30,7 +31,7 @@ def unified_lines(hunk: Hunk) -> list[str]:
 def render_hunk(change: FileChange, hunk: Hunk, style: str, split: bool) -> RenderableType:
     """The body of a hunk: a highlighted diff, or base and new side by side in the file's language."""
     if hunk.kind != "text":
-        return Text(hunk.header, style="italic")
+        return Text(inert_line(hunk.header), style="italic")
     if not split:
         return Syntax(
             "\n".join(unified_lines(hunk)),
@@ -82,14 +83,15 @@ class HunkView(Static):
             self.set_class(self.decision == name, f"-{name}")
         edited = " (edited)" if self.edited else ""
         header = Text(
-            f"{_MARK[self.decision]} {self.change.path}  {self.hunk.header}{edited}", style="bold"
+            inert_line(f"{_MARK[self.decision]} {self.change.path}  {self.hunk.header}{edited}"),
+            style="bold",
         )
         parts: list[RenderableType] = [
             header,
             render_hunk(self.change, self.hunk, self.style_name, self.split),
         ]
         if self.conflict:
-            parts.append(Text(f"conflict: {self.conflict}", style="bold red"))
+            parts.append(Text(inert_line(f"conflict: {self.conflict}"), style="bold red"))
         self.update(Group(*parts))
 
     def on_mount(self) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 from typing import Any
 
@@ -10,6 +11,8 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from frogdesk.engine.types import ToolCall
+from frogdesk.inert import inert_line
+from frogdesk.tui.untrusted import plain_block, plain_line
 from frogdesk.tui.widgets.diffs import diff_syntax, edit_diff
 
 _MAIN_ARGUMENT = MappingProxyType(
@@ -22,21 +25,24 @@ _MAIN_ARGUMENT = MappingProxyType(
     }
 )
 
+_BLANKS = re.compile("[ \t\n]+")
+
 
 def main_argument(call: ToolCall) -> str:
-    """The argument that says what a call does, on one line."""
+    """The argument that says what a call does, on one line, every control character visible."""
     key = _MAIN_ARGUMENT.get(call.name, "")
     value: Any = call.arguments.get(key) if key else None
     if value is None and call.name in {"Read", "Write", "Edit"}:
         value = call.arguments.get("path")
     if value is None:
         value = next(iter(call.arguments.values()), "") if call.arguments else ""
-    text = " ".join(str(value).split())
+    # Runs of spaces and newlines fold to one space; anything else invisible is shown escaped.
+    text = inert_line(_BLANKS.sub(" ", str(value)).strip(" "))
     return text if len(text) <= 70 else text[:69] + "…"
 
 
 def card_title(call: ToolCall, status: str, elapsed: float | None) -> str:
-    """The card's one-line title."""
+    """The card's one-line title as plain text (shown literally, never as markup)."""
     timing = f" · {elapsed:.1f}s" if elapsed is not None else ""
     return f"{call.name}  {main_argument(call)}  · {status}{timing}"
 
@@ -52,14 +58,15 @@ class ToolCard(Collapsible):
             )
         self._observation_view = Static("…", classes="tool-observation", markup=False)
         children.append(VerticalScroll(self._observation_view, classes="tool-output"))
-        super().__init__(
-            *children,
-            title=card_title(call, "running", None),
-            collapsed=True,
-            classes="tool-card -running",
-        )
+        # The title set here would be read as markup; the real one is set below as plain text.
+        super().__init__(*children, title="", collapsed=True, classes="tool-card -running")
         self.call = call
+        self.title = card_title(call, "running", None)
         self.observation: str | None = None
+
+    def _watch_title(self, title: str) -> None:
+        # Collapsible parses its title as markup; a model's command must stay literal text.
+        self._title.label = plain_line(title)
 
     def finish(self, observation: str, elapsed: float, ok: bool) -> None:
         """Show the result (UI thread)."""
@@ -67,4 +74,4 @@ class ToolCard(Collapsible):
         self.title = card_title(self.call, "ok" if ok else "error", elapsed)
         self.remove_class("-running")
         self.add_class("-ok" if ok else "-error")
-        self._observation_view.update(observation)
+        self._observation_view.update(plain_block(observation))
