@@ -18,8 +18,8 @@ from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.review import ReviewScreen
 from frogdesk.tui.screens.session import SessionScreen
-from tests.sessions.scripted import call, make_repo, write_script
-from tests.tui.pilot_support import wait_for
+from tests.support.pilot import wait_for
+from tests.support.scripted import call, make_repo, write_script
 
 pytestmark = pytest.mark.anyio
 
@@ -127,7 +127,14 @@ async def test_approval_dialog_shows_escapes_and_warns(tmp_path: Path) -> None:
     app = _app(repo, write_script(tmp_path / "s.jsonl", replies), settings)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"go", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ApproveCommandScreen), "the question")
+        await wait_for(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApproveCommandScreen)
+                and bool(app.screen.query(".dialog-buttons"))
+            ),
+            "the question",
+        )
         texts = [str(s.render()) for s in app.screen.query(Static)]
         assert "touch owned; #\\x1b[2K\\x1b[1G\\r  ls -la" in texts
         assert COMMAND_WARNING in texts

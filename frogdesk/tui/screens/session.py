@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from concurrent.futures import Future
@@ -59,6 +60,8 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self._step_pushed = 0
         self._generating = False
         self._speed_shown = 0.0
+        # The frame timer and the end of a run both flush; one at a time keeps the events in order.
+        self._flushing = asyncio.Lock()
 
     def compose(self) -> ComposeResult:
         """Conversation above, prompt and status bar below."""
@@ -185,10 +188,11 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
 
     async def flush(self) -> None:
         """Show what the worker produced since the last frame (UI thread, at FRAME_SECONDS)."""
-        events = self.buffer.drain()
-        if events:
-            self._update_status(events)
-            await self.conversation.apply(events)
+        async with self._flushing:
+            events = self.buffer.drain()
+            if events:
+                self._update_status(events)
+                await self.conversation.apply(events)
         if self._generating:
             now = time.monotonic()
             elapsed = now - self._step_started
