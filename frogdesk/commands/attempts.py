@@ -187,7 +187,7 @@ def run_attempts_command(
     if args.json:
         sys.stdout.write(json.dumps(outcome.to_json()) + "\n")
     else:
-        sys.stdout.write("".join(line + "\n" for line in describe(outcome)))
+        sys.stdout.write("".join(inert_line(line) + "\n" for line in describe(outcome)))
     if outcome.ranked:
         return 0 if outcome.chosen else 1
     return 0 if any(a.exit_reason == "agent" for a in outcome.attempts) else 1

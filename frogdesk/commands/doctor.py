@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from frogdesk.commands.common import config_path
+from frogdesk.inert import inert_text
 
 
 def register(sub: Any) -> None:
@@ -32,5 +33,5 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
     else:
-        print(format_text(report))
+        print(inert_text(format_text(report)))
     return 0 if report.config.get("valid") else 2

@@ -61,7 +61,7 @@ def _show_warnings(
 ) -> None:
     """Print warnings on stderr; remember the once-per-model license notice."""
     for warning in warnings:
-        print(f"{warning.level}: {warning.text} [{warning.id}]", file=sys.stderr)
+        print(inert_line(f"{warning.level}: {warning.text} [{warning.id}]"), file=sys.stderr)
         if warning.id == LICENSE_AMBIGUOUS and key:
             settings.acknowledged = acknowledge(
                 config_file, settings.acknowledged, license_key(key)
@@ -82,14 +82,14 @@ def _table(rows: list[CatalogRow], data_dir: Path) -> str:
             quant = "mmproj"
         lines.append(
             (
-                row.label,
-                quant,
+                inert_line(row.label),
+                inert_line(quant),
                 f"{row.name.bits:g}" if row.name.bits else "-",
                 human_bytes(row.size),
                 "yes" if row.local_path else "no",
                 row.fit,
                 ",".join(w.id for w in row.warnings) or "-",
-                describe_result(_measured(row, data_dir)),
+                inert_line(describe_result(_measured(row, data_dir))),
             )
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
@@ -140,7 +140,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         return 0
     print(_table(rows, paths.data_dir))
-    note = f"\nfrom {source}; fit at {context:,} tokens of context (or the model's own maximum)"
+    note = f"\nfrom {inert_line(source)}; fit at {context:,} tokens of context (or the model's own maximum)"
     if any(r.fit.endswith("~") for r in rows):
         note += "; FIT~ is judged from the file size alone (pull any quant of the repo for its KV cache)"
     print(note, file=sys.stderr)
@@ -150,7 +150,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def _progress_line(p: Progress) -> None:
     eta = f"{p.eta:.0f}s" if p.eta is not None else "?"
     print(
-        f"\r{p.file}: {human_bytes(p.done)} / {human_bytes(p.total)}  {human_bytes(p.rate)}/s  ETA {eta}   ",
+        f"\r{inert_line(p.file)}: {human_bytes(p.done)} / {human_bytes(p.total)}  {human_bytes(p.rate)}/s  ETA {eta}   ",
         end="" if p.done < p.total else "\n",
         file=sys.stderr,
         flush=True,
@@ -234,7 +234,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
         raise UserError(
             "interrupted; the partial download is kept, run the same command to resume", 130
         ) from None
-    print(files[0])
+    print(inert_line(str(files[0])))
     return 0
 
 
@@ -327,7 +327,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     ]
     width = max(len(k) for k, _ in rows)
     for key_name, value in rows:
-        print(f"{key_name.ljust(width)}  {value}")
+        print(f"{key_name.ljust(width)}  {inert_line(str(value))}")
     _show_warnings(warnings, settings, key, config_path(args))
     return 0
 
@@ -338,7 +338,7 @@ def cmd_rm(args: argparse.Namespace) -> int:
     paths = AppPaths.default()
     spec = parse_spec(args.spec, settings.aliases)
     for line in remove_model(spec, paths.models_dir, hf_cache_dir()):
-        print(line)
+        print(inert_line(line))
     return 0
 
 
@@ -346,7 +346,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     """Make a local GGUF known to FrogDesk, linked (or copied with --copy)."""
     paths = AppPaths.default()
     target = import_model(Path(args.path), paths.models_dir, copy=args.copy)
-    print(target)
+    print(inert_line(str(target)))
     return 0
 
 

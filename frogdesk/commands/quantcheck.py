@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TextIO
 
 from frogdesk.commands.common import UserError, load_settings
+from frogdesk.inert import inert_line, inert_text
 from frogdesk.paths import AppPaths
 from frogdesk.quantcheck.check import (
     CheckCancelled,
@@ -69,7 +70,7 @@ class _ProgressLine:
         unit = "cases" if p.phase == "tool calls" else "tokens"
         eta = "" if p.eta_s is None else f", ETA {p.eta_s:.0f}s"
         line = f"{p.file}: {p.phase} {p.done}/{p.total} {unit} ({p.rate:.0f}/s{eta})"
-        self._stream.write("\r" + line[:110].ljust(110))
+        self._stream.write("\r" + inert_line(line)[:110].ljust(110))
         if p.done >= p.total:
             self._stream.write("\n")
         self._stream.flush()
@@ -135,5 +136,5 @@ def run_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report.to_json(), indent=2))
     else:
-        print(format_report(report))
+        print(inert_text(format_report(report)))
     return 0

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError
-from frogdesk.inert import inert_line
+from frogdesk.inert import inert_line, inert_text
 from frogdesk.paths import AppPaths
 from frogdesk.review.apply import apply_hunks
 from frogdesk.review.decisions import load_decisions, save_decisions
@@ -182,9 +182,9 @@ def apply_main(args: argparse.Namespace) -> int:
     except (GitError, OSError, UnsafePath) as exc:
         raise UserError(f"apply failed, nothing was written: {exc}") from None
     if not result.applied:
-        print(result.report(), file=sys.stderr)
+        print(inert_text(result.report()), file=sys.stderr)
         return 1
-    print(result.report())
+    print(inert_text(result.report()))
     return 0
 
 
@@ -202,7 +202,7 @@ def undo_main(args: argparse.Namespace) -> int:
         raise UserError("nothing to undo")
     result = undo_apply(*found)
     if not result.ok:
-        print(result.report(), file=sys.stderr)
+        print(inert_text(result.report()), file=sys.stderr)
         return 1
-    print(result.report())
+    print(inert_text(result.report()))
     return 0

@@ -20,6 +20,7 @@ from frogdesk.commands.attempts import (
 )
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
+from frogdesk.inert import command_warning, inert_text
 from frogdesk.leaf.events import (
     LoopEvent,
     Notice,
@@ -104,8 +105,8 @@ class ProgressPrinter:
             self.write(f"finished: {event.exit_reason} after {event.n_steps} steps{tail}")
 
     def write(self, line: str) -> None:
-        """One line, flushed."""
-        self.stream.write(line + "\n")
+        """One line, flushed; outside text in it (commands, paths, observations) is made inert."""
+        self.stream.write(inert_text(line) + "\n")
         self.stream.flush()
 
 
@@ -140,11 +141,26 @@ def _short_args(arguments: Any) -> str:
     return ""
 
 
+def approval_question(command: str) -> str:
+    """The question before an unsandboxed command: the command exactly, its invisible parts shown.
+
+    Each line of the command is indented on its own line; a command with control characters
+    gets a warning, so a line that would have redrawn itself cannot pass for another.
+    """
+    shown = inert_text(command, keep_tabs=False).replace("\n", "\n  ")
+    warning = command_warning(command)
+    return (
+        f"frogdesk: run without a sandbox?\n  {shown}\n"
+        + (f"frogdesk: {warning}\n" if warning else "")
+        + "[y/N] "
+    )
+
+
 def ask_on_tty(command: str) -> bool:
     """Ask the user on the terminal before an unsandboxed command; no terminal means no."""
     if not sys.stdin.isatty():
         return False
-    sys.stderr.write(f"frogdesk: run without a sandbox?\n  {command}\n[y/N] ")
+    sys.stderr.write(approval_question(command))
     sys.stderr.flush()
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
@@ -249,5 +265,5 @@ def run_session(
         }
         sys.stdout.write(json.dumps(summary) + "\n")
     elif outcome.result.final_message:
-        sys.stdout.write(outcome.result.final_message + "\n")
+        sys.stdout.write(inert_text(outcome.result.final_message) + "\n")
     return 0 if outcome.result.exit_reason == "agent" else 1

@@ -201,5 +201,5 @@ def discard_main(args: argparse.Namespace) -> int:
     if shown_status(record) == "running":
         raise UserError(f"session {record.id} is running (pid {record.pid}); stop it first")
     record = service.discard(record.id)
-    sys.stdout.write(f"discarded {record.id}\n")
+    sys.stdout.write(inert_line(f"discarded {record.id}") + "\n")
     return 0
