@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from frogdesk import __version__
 from frogdesk.commands import common
-from frogdesk.errors import FrogDeskError
+from frogdesk.errors import FrogDeskError, describe_os_error
 from frogdesk.inert import inert_line
 from frogdesk.logfile import route_library_logs
 from frogdesk.paths import AppPaths
@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _fail(str(exc), debug)
         return exc.exit_code
     except OSError as exc:
-        _fail(_describe_os_error(exc), debug)
+        _fail(describe_os_error(exc), debug)
         return 1
     except KeyboardInterrupt:
         print("frogdesk: interrupted", file=sys.stderr)
@@ -92,13 +92,6 @@ def _recover_transactions() -> None:
     """Finish or revert any apply or undo a crash interrupted, saying so in one line each."""
     for done in recover_all(AppPaths.default().sessions_dir):
         print(f"frogdesk: {inert_line(done.describe())}", file=sys.stderr)
-
-
-def _describe_os_error(exc: OSError) -> str:
-    """`what: why` for a system error, without Python's `[Errno N]` prefix."""
-    why = exc.strerror or str(exc)
-    where = exc.filename if exc.filename is not None else ""
-    return f"{os.fsdecode(where)}: {why}" if where else why
 
 
 if __name__ == "__main__":

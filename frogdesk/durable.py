@@ -58,6 +58,12 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
         write_new(tmp, data, mode)
         os.chmod(tmp, mode)  # the umask may have narrowed what os.open set
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        if exc.filename is None:  # a failed write names no file: name the one meant
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()

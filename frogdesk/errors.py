@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -43,3 +44,10 @@ class ModelLoadError(FrogDeskError):
         self.path = path
         self.problem: LoadProblem = problem
         self.detail = message
+
+
+def describe_os_error(exc: OSError) -> str:
+    """`path: why` for a system error, without Python's `[Errno N]` prefix."""
+    why = exc.strerror or str(exc)
+    where = exc.filename if exc.filename is not None else ""
+    return f"{os.fsdecode(where)}: {why}" if where else why

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError
+from frogdesk.errors import describe_os_error
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.paths import AppPaths
 from frogdesk.review.apply import apply_hunks
@@ -166,8 +167,8 @@ def apply_main(args: argparse.Namespace) -> int:
         raise UserError("nothing to apply")
     decisions = load_decisions(loaded.session_dir)
     decisions.decide(ids, "approved")
-    save_decisions(loaded.session_dir, decisions)
     try:
+        save_decisions(loaded.session_dir, decisions)
         result = apply_hunks(
             Path(loaded.record.repo),
             Path(loaded.record.worktree),
@@ -179,7 +180,9 @@ def apply_main(args: argparse.Namespace) -> int:
             commit_message=args.commit,
             user_changed=load_user_changes(loaded.session_dir),
         )
-    except (GitError, OSError, UnsafePath) as exc:
+    except OSError as exc:
+        raise UserError(f"apply failed, nothing was written: {describe_os_error(exc)}") from None
+    except (GitError, UnsafePath) as exc:
         raise UserError(f"apply failed, nothing was written: {exc}") from None
     if not result.applied:
         print(inert_text(result.report()), file=sys.stderr)
