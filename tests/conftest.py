@@ -30,6 +30,9 @@ def isolated_home(
             monkeypatch.delenv(name)
     home = tmp_path_factory.mktemp("frogdesk-home")
     monkeypatch.setenv("FROGDESK_HOME", str(home))
+    # pulls land in the Hugging Face cache: never the real one of the machine running the tests
+    monkeypatch.setenv("HF_HOME", str(home / "hf-home"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     yield home

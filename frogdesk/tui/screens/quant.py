@@ -1,4 +1,4 @@
-"""Switching the session's quant: the models on disk, the cost announced, then a load in a worker."""
+"""Switching the session's quant: the model chooser (models on disk, a path), the cost, then a load."""
 
 from __future__ import annotations
 
@@ -12,21 +12,24 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Label, Static
+from textual.widgets import DataTable, Input, Label, Static
 
 from frogdesk.config import Settings
-from frogdesk.tui.untrusted import plain_block, plain_cell
+from frogdesk.tui.untrusted import plain_block
+from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, warnings_text
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
+    from frogdesk.models.catalog import CatalogRow
+    from frogdesk.models.chooser import LocalChoices
     from frogdesk.models.local import LocalModel
 
 
 @dataclass
 class LocalListed(Message):
-    """The models on disk."""
+    """The models on disk, as the chooser shows them."""
 
-    models: list[LocalModel]
+    choices: LocalChoices
 
 
 @dataclass
@@ -39,7 +42,10 @@ class CostReady(Message):
 
 
 class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
-    """Pick a model on disk; the switch cost is shown and Enter again confirms it."""
+    """Pick a model on disk or give a path; the switch cost is shown and Enter again confirms it.
+
+    The table is the first-run picker's: the same columns, fit, warnings and measured drift.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Cancel", id="quant_close")]
 
@@ -48,6 +54,7 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
         self.settings = settings
         self.context_tokens = context_tokens
         self.models: list[LocalModel] = []
+        self.rows: list[CatalogRow] = []
         self.announced: Path | None = None
 
     def compose(self) -> ComposeResult:
@@ -55,6 +62,8 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
         with Vertical(classes="dialog"):
             yield Label("Switch quant (the conversation stays)", classes="dialog-title")
             yield DataTable(id="quant-table", cursor_type="row")
+            yield Static("", id="quant-warnings", classes="picker-warning", markup=False)
+            yield Input(placeholder=PATH_PLACEHOLDER, id="quant-path")
             yield Static(
                 "Enter shows the cost of switching; Enter again switches.",
                 id="quant-cost",
@@ -63,34 +72,51 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
 
     def on_mount(self) -> None:
         """List the models on disk in a worker."""
-        self.query_one(DataTable).add_columns("model", "quant", "size")
         self._list()
 
     @work(thread=True, name="list-local", exit_on_error=False)
     def _list(self) -> None:
-        from frogdesk.models.local import all_local
+        from frogdesk.models.chooser import local_choices
         from frogdesk.paths import AppPaths
 
-        models = [
-            m for m in all_local(AppPaths.default().models_dir) if m.complete and not m.name.mmproj
-        ]
-        self.post_message(LocalListed(models))
+        self.post_message(LocalListed(local_choices(self.settings, AppPaths.default())))
 
     def on_local_listed(self, message: LocalListed) -> None:
         """Fill the table."""
-        self.models = message.models
+        self.models = message.choices.models
+        self.rows = message.choices.rows
         table = self.query_one(DataTable)
-        for model in message.models:
-            table.add_row(
-                plain_cell(model.repo or model.path.parent.name),
-                plain_cell(model.name.quant or ""),
-                f"{model.size / 1e9:.2f} GB",
-            )
-        if not message.models:
+        fill_table(table, self.rows, message.choices.measured)
+        if not self.models:
             self.query_one("#quant-cost", Static).update(
-                "No other model on disk: pull one with `frogdesk models pull`."
+                "No other model on disk: give a .gguf path above, or pull one with "
+                "`frogdesk models pull`."
             )
+            self.query_one("#quant-path", Input).focus()
+            return
         table.focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The highlighted model's warnings under the table."""
+        if 0 <= event.cursor_row < len(self.rows):
+            warnings = warnings_text(self.rows[event.cursor_row])
+            self.query_one("#quant-warnings", Static).update(warnings)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """A path: checked, then the same cost announcement and confirmation as a row."""
+        from frogdesk.models.errors import ModelError
+        from frogdesk.models.resolve import check_loadable
+
+        try:
+            path = check_loadable(Path(event.value.strip()).expanduser())
+        except ModelError as exc:
+            self.query_one("#quant-cost", Static).update(plain_block(str(exc)))
+            self.announced = None
+            return
+        if self.announced == path:
+            self.dismiss(path)
+            return
+        self._cost(path)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """First Enter announces the cost, a second Enter on the same row switches."""

@@ -18,7 +18,8 @@ from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
 from frogdesk.config import Settings
 from frogdesk.models.download import Progress
 from frogdesk.paths import AppPaths
-from frogdesk.tui.untrusted import plain_block, plain_cell
+from frogdesk.tui.untrusted import plain_block
+from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, human_bytes, warnings_text
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
@@ -27,15 +28,6 @@ if TYPE_CHECKING:
     from frogdesk.models.hub import RepoListing
 
 DEFAULT_QUANT = "Q4_K_M"
-
-
-def human_bytes(n: float) -> str:
-    """Bytes in a short human unit."""
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} TB"
 
 
 def progress_line(p: Progress) -> str:
@@ -116,9 +108,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="picker-warnings", classes="picker-warning", markup=False)
             yield ProgressBar(id="picker-progress", show_eta=False)
-            yield Input(
-                placeholder="…or the path of a local .gguf file, then Enter", id="picker-local"
-            )
+            yield Input(placeholder=PATH_PLACEHOLDER, id="picker-local")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -138,6 +128,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
     @work(thread=True, name="list-quants", exit_on_error=False)
     def _list(self) -> None:
         from frogdesk.models.catalog import repo_rows
+        from frogdesk.models.chooser import measured_drift
         from frogdesk.models.errors import ModelError
         from frogdesk.models.hub import hub_token, list_repo, offline_requested, resolve_endpoint
         from frogdesk.models.hub_http import RetryPolicy
@@ -145,7 +136,6 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         from frogdesk.models.migrate import migrate_repo
         from frogdesk.models.spec import parse_spec
         from frogdesk.models.system_memory import available_memory
-        from frogdesk.quantcheck.files import describe_result, latest_result
 
         def countdown(seconds: int, attempt: int, reason: str) -> None:
             self.app.call_from_thread(
@@ -178,12 +168,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         except (ModelError, OSError) as exc:
             self.post_message(SetupFailed(str(exc), offline=offline_requested() or True))
             return
-        measured = {
-            row.label: describe_result(
-                latest_result(self.paths.data_dir, row.local_path) if row.local_path else None
-            )
-            for row in rows
-        }
+        measured = measured_drift(rows, self.paths.data_dir)
         self.post_message(ListingReady(listing, rows, measured, notes))
 
     def on_listing_ready(self, message: ListingReady) -> None:
@@ -191,27 +176,15 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         self.listing = message.listing
         self.rows = [r for r in message.rows if not r.name.mmproj]
         table = self.query_one(DataTable)
-        table.add_columns("quant", "size", "fit here", "on disk", "quant check", "warnings")
-        default = 0
-        for index, row in enumerate(self.rows):
-            if row.name.quant == DEFAULT_QUANT:
-                default = index
-            table.add_row(
-                plain_cell(row.label),
-                human_bytes(row.size),
-                row.fit,
-                "yes" if row.local_path else "",
-                message.measured.get(row.label, "not measured"),
-                ", ".join(w.id for w in row.warnings),
-                key=row.label,
-            )
+        fill_table(table, self.rows, message.measured)
+        default = next((i for i, row in enumerate(self.rows) if row.name.quant == DEFAULT_QUANT), 0)
         table.move_cursor(row=default)
         table.focus()
         from frogdesk.models.hub import source_line
 
         source = source_line(message.listing)
         if message.notes:
-            self.query_one("#picker-warnings", Static).update("\n".join(message.notes))
+            self.query_one("#picker-warnings", Static).update(plain_block("\n".join(message.notes)))
         self.state = "picking"
         self._status(
             f"{message.listing.repo} from {source}. Enter downloads the highlighted quant."
@@ -221,8 +194,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
     def _warn(self, event: DataTable.RowHighlighted) -> None:
         if 0 <= event.cursor_row < len(self.rows):
             row = self.rows[event.cursor_row]
-            text = "\n".join(f"{w.level}: {w.text}" for w in row.warnings)
-            self.query_one("#picker-warnings", Static).update(plain_block(text))
+            self.query_one("#picker-warnings", Static).update(warnings_text(row))
 
     @on(DataTable.RowSelected)
     def _pick(self, event: DataTable.RowSelected) -> None:
