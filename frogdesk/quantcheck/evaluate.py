@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from frogdesk.errors import ModelLoadError
+from frogdesk.system import thread_count
 
 FloatArray = npt.NDArray[np.float32]
 
@@ -59,7 +59,7 @@ class ModelEvaluator:
 
         self._lib: Any = llama_cpp
         self.options = options or EvalOptions()
-        threads = self.options.threads or max(1, os.cpu_count() or 1)
+        threads = thread_count(self.options.threads)
         try:
             n_batch = self.options.n_batch or _auto_batch(path)
             self._llm: Any = llama_cpp.Llama(

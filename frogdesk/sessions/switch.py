@@ -91,7 +91,7 @@ class ModelSwitch:
 
 def _like(old: Any, plan: SwitchPlan) -> Any:
     """A llama backend on the new file with the old one's options, when the old one is llama."""
-    from frogdesk.engine.llama_backend import LlamaBackend
+    from frogdesk.engine.llama.backend import LlamaBackend
 
     if isinstance(old, LlamaBackend):
         return LlamaBackend.like(old, plan.path)

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from frogdesk.config import Settings
-from frogdesk.engine.backends import BackendError, default_threads, make_backend, plan_llama
+from frogdesk.engine.backends import BackendError, make_backend, plan_llama
 from frogdesk.engine.openai_backend import OpenAIBackend
 from frogdesk.engine.script_backend import ScriptBackend
+from frogdesk.system import physical_cores
 
 
 def test_script_backend(tmp_path: Path) -> None:
@@ -65,7 +66,7 @@ def test_plan_keeps_explicit_settings(tmp_path: Path) -> None:
 def test_plan_sizes_the_context_from_memory(smollm2_gguf: Path) -> None:
     launch = plan_llama(Settings(max_context_tokens=2048), smollm2_gguf)
     assert 0 < launch.n_ctx <= 2048
-    assert launch.n_threads == default_threads() >= 1
+    assert launch.threads == physical_cores() >= 1
     assert launch.n_gpu_layers >= 0
 
 
@@ -81,7 +82,7 @@ def test_llama_backend_is_built(smollm2_gguf: Path) -> None:
 
 @pytest.mark.llama
 def test_broken_model_file_reports_the_load_error(tmp_path: Path) -> None:
-    from frogdesk.engine.llama_errors import ModelLoadError
+    from frogdesk.engine.llama.errors import ModelLoadError
 
     junk = tmp_path / "junk.gguf"
     junk.write_bytes(b"\x00" * 1024)

@@ -7,9 +7,10 @@ from pathlib import Path
 import gguf
 import pytest
 
-from frogdesk.engine.llama_backend import LlamaBackend
-from frogdesk.engine.llama_errors import ModelLoadError
-from frogdesk.engine.llama_gguf import check_loadable
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.errors import ModelLoadError
+from frogdesk.engine.llama.gguf import check_loadable
+from frogdesk.engine.llama.options import LlamaOptions
 
 
 def write_gguf(path: Path, arch: str, extra: dict[str, str] | None = None) -> Path:
@@ -75,13 +76,13 @@ def test_llama_refusing_a_known_architecture_is_a_load_error(tmp_path: Path) -> 
     """A header that passes but lacks the tensors llama.cpp needs: its log becomes the reason."""
     path = write_gguf(tmp_path / "empty-llama.gguf", "llama")
     with pytest.raises(ModelLoadError) as info:
-        LlamaBackend(path, n_ctx=256, n_threads=1)
+        LlamaBackend(path, LlamaOptions(n_ctx=256, n_threads=1))
     assert info.value.problem == "load_failed"
 
 
 @pytest.mark.llama
 def test_load_log_is_captured_with_buffer_sizes(qwen35_gguf: Path) -> None:
-    backend = LlamaBackend(qwen35_gguf, n_ctx=512, n_threads=1)
+    backend = LlamaBackend(qwen35_gguf, LlamaOptions(n_ctx=512, n_threads=1))
     try:
         assert any("qwen35" in line for line in backend.load_log)
         sizes = backend.buffer_sizes()

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.llama_backend import LlamaBackend
-from frogdesk.engine.llama_model import SamplingDefaults
-from frogdesk.engine.llama_sampling import VENDOR_TEMPERATURE, resolve
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.model import SamplingDefaults
+from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.sampling import VENDOR_TEMPERATURE, resolve
 from frogdesk.engine.toolcall.values import check_arguments, tool_specs
 from frogdesk.engine.types import ContentDelta, GenerationSettings, Message, ReasoningDelta, Reply
 
@@ -46,7 +47,7 @@ BOUNDED_TOOLS = [
 @pytest.fixture
 def qwen(qwen35_gguf: Path) -> Iterator[LlamaBackend]:
     """The tiny hybrid model."""
-    b = LlamaBackend(qwen35_gguf, n_ctx=2048, n_threads=2)
+    b = LlamaBackend(qwen35_gguf, LlamaOptions(n_ctx=2048, n_threads=2))
     yield b
     b.close()
 

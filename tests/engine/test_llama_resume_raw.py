@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frogdesk.engine.llama_backend import LlamaBackend
-from frogdesk.engine.llama_context import ContextParams, LlamaContext
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolCall
 
 pytestmark = pytest.mark.llama
@@ -90,7 +91,7 @@ def as_message(r: Reply) -> Message:
 
 def run_original(path: Path, turns: int, *, thinking: bool = True) -> Original:
     """Generate `turns` replies in one backend, then prefill one more tool result."""
-    b = LlamaBackend(path, n_ctx=4096, n_threads=2, n_batch=64)
+    b = LlamaBackend(path, LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64))
     try:
         messages = list(START)
         record: list[Turn] = []
@@ -127,7 +128,7 @@ def resumed_expectation(backend: LlamaBackend, original: Original) -> list[int]:
 
 def replay(backend: LlamaBackend, tokens: list[int], schedule: list[tuple[int, int]]) -> np.ndarray:
     """Logits of a fresh context fed `tokens` with the decode calls of `schedule`."""
-    fresh = LlamaContext(backend.model, ContextParams(4096, 2, 64))
+    fresh = LlamaContext(backend.model, LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64))
     try:
         pos = 0
         for start, count in schedule:
@@ -155,7 +156,7 @@ def qwen35_original(qwen35_gguf: Path) -> Original:
 @pytest.fixture
 def smollm2(smollm2_gguf: Path) -> Iterator[LlamaBackend]:
     """A fresh SmolLM2 backend (a new process would have this one)."""
-    b = LlamaBackend(smollm2_gguf, n_ctx=4096, n_threads=2, n_batch=64)
+    b = LlamaBackend(smollm2_gguf, LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64))
     yield b
     b.close()
 
@@ -163,7 +164,7 @@ def smollm2(smollm2_gguf: Path) -> Iterator[LlamaBackend]:
 @pytest.fixture
 def qwen35(qwen35_gguf: Path) -> Iterator[LlamaBackend]:
     """A fresh tiny-qwen35 backend."""
-    b = LlamaBackend(qwen35_gguf, n_ctx=4096, n_threads=2, n_batch=64)
+    b = LlamaBackend(qwen35_gguf, LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64))
     yield b
     b.close()
 
@@ -267,7 +268,7 @@ def test_thinking_off_replies_are_written_back_after_the_empty_think_block(
     qwen35_gguf: Path,
 ) -> None:
     original = run_original(qwen35_gguf, 2, thinking=False)
-    b = LlamaBackend(qwen35_gguf, n_ctx=4096, n_threads=2, n_batch=64)
+    b = LlamaBackend(qwen35_gguf, LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64))
     try:
         generate(b, original.with_raw, max_tokens=0, enable_thinking=False)
         assert b.transcript.tokens == original.tokens

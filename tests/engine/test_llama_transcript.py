@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frogdesk.engine.llama_backend import LlamaBackend
-from frogdesk.engine.llama_context import ContextParams, LlamaContext
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolCall
 
 pytestmark = pytest.mark.llama
@@ -54,7 +55,7 @@ def model_path(request: pytest.FixtureRequest) -> Path:
 @pytest.fixture
 def backend(model_path: Path) -> Iterator[LlamaBackend]:
     """A backend with small batches so prefills span several decode calls."""
-    b = LlamaBackend(model_path, n_ctx=4096, n_threads=2, n_batch=64)
+    b = LlamaBackend(model_path, LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64))
     yield b
     b.close()
 
@@ -78,7 +79,7 @@ def as_message(r: Reply) -> Message:
 def replay_logits(backend: LlamaBackend) -> np.ndarray:
     """Logits of a fresh context fed the transcript's tokens with the same decode calls."""
     t = backend.transcript
-    fresh = LlamaContext(backend.model, ContextParams(4096, 2, 64))
+    fresh = LlamaContext(backend.model, LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64))
     try:
         pos = 0
         for start, count in t.schedule:
@@ -94,7 +95,7 @@ def replay_logits(backend: LlamaBackend) -> np.ndarray:
 def one_shot_logits(backend: LlamaBackend) -> np.ndarray:
     """Logits of a fresh context prefilled with the transcript in one batch."""
     t = backend.transcript
-    fresh = LlamaContext(backend.model, ContextParams(4096, 2, 4096))
+    fresh = LlamaContext(backend.model, LlamaOptions(n_ctx=4096, n_threads=2, n_batch=4096))
     try:
         fresh.decode(t.tokens[: t.n_past], 0)
         return np.array(fresh.logits())
@@ -178,7 +179,7 @@ def test_transcript_text_equals_the_templates_full_render(backend: LlamaBackend)
 
 def test_hybrid_without_snapshots_must_reread_after_an_edit(qwen35_gguf: Path) -> None:
     """The snapshot is what saves the re-read: with none kept, an edit starts over."""
-    b = LlamaBackend(qwen35_gguf, n_ctx=4096, n_threads=2, max_snapshots=0)
+    b = LlamaBackend(qwen35_gguf, LlamaOptions(n_ctx=4096, n_threads=2, max_snapshots=0))
     try:
         assert b.model.is_hybrid
         messages = list(START)
@@ -194,7 +195,7 @@ def test_hybrid_without_snapshots_must_reread_after_an_edit(qwen35_gguf: Path) -
 
 
 def test_a_switched_quant_takes_over_the_conversation(qwen35_quants: dict[str, Path]) -> None:
-    a = LlamaBackend(qwen35_quants["F16"], n_ctx=2048, n_threads=2)
+    a = LlamaBackend(qwen35_quants["F16"], LlamaOptions(n_ctx=2048, n_threads=2))
     try:
         messages = [*START]
         first = reply(a, messages)

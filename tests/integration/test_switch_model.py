@@ -135,7 +135,7 @@ def test_switch_refusals(tmp_path: Path) -> None:
 def test_an_open_session_switches_with_its_backend_options(
     tmp_path: Path, qwen35_quants: dict[str, Path]
 ) -> None:
-    from frogdesk.engine.llama_backend import LlamaBackend
+    from frogdesk.engine.llama.backend import LlamaBackend
 
     paths = _install(qwen35_quants)
     service = _service(paths)

@@ -145,7 +145,8 @@ def test_the_stored_transcript_a_resume_replays_holds_only_leaf_strings(
 def test_llama_backend_feeds_the_model_exactly_the_template_render(
     tmp_path: Path, qwen35_gguf: Path, sandbox_level: str
 ) -> None:
-    from frogdesk.engine.llama_backend import LlamaBackend
+    from frogdesk.engine.llama.backend import LlamaBackend
+    from frogdesk.engine.llama.options import LlamaOptions
     from frogdesk.engine.types import GenerationSettings
     from frogdesk.paths import AppPaths
     from frogdesk.sessions.store import SessionStore
@@ -157,7 +158,7 @@ def test_llama_backend_feeds_the_model_exactly_the_template_render(
     assert done.returncode == 1 and "stuck in a loop" in done.stderr
     store = SessionStore(AppPaths.default().sessions_dir)
     messages = store.read_transcript(str(summary["session_id"])).conversation()
-    backend = LlamaBackend(qwen35_gguf, n_ctx=4096, n_threads=2, seed=1)
+    backend = LlamaBackend(qwen35_gguf, LlamaOptions(n_ctx=4096, n_threads=2, seed=1))
     try:
         settings = GenerationSettings(temperature=0.0, max_tokens=4, seed=1)
         list(backend.generate(messages, LEAF_TOOLS, settings))

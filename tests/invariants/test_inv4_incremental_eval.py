@@ -20,8 +20,9 @@ import numpy as np
 import pytest
 
 from frogdesk.config import Settings
-from frogdesk.engine.llama_backend import LlamaBackend
-from frogdesk.engine.llama_context import ContextParams, LlamaContext
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.types import (
     BackendInfo,
     EngineEvent,
@@ -90,7 +91,7 @@ class CallingBackend:
 def fresh_logits(backend: LlamaBackend, schedule: Sequence[tuple[int, int]]) -> list[float]:
     """Logits of a new context fed the backend's transcript tokens in the given decode calls."""
     t = backend.transcript
-    fresh = LlamaContext(backend.model, ContextParams(8192, 2, 8192))
+    fresh = LlamaContext(backend.model, LlamaOptions(n_ctx=8192, n_threads=2, n_batch=8192))
     try:
         for start, count in schedule:
             fresh.decode(t.tokens[start : start + count], start)
@@ -103,7 +104,7 @@ def test_a_session_on_tiny_qwen35_evaluates_each_token_once_and_matches_a_fresh_
     tmp_path: Path, qwen35_gguf: Path, sandbox_level: str
 ) -> None:
     repo = make_user_repo(tmp_path)
-    inner = LlamaBackend(qwen35_gguf, n_ctx=8192, n_threads=2, n_batch=64, seed=11)
+    inner = LlamaBackend(qwen35_gguf, LlamaOptions(n_ctx=8192, n_threads=2, n_batch=64, seed=11))
     assert inner.model.is_hybrid
 
     def factory(record: SessionRecord, settings: Settings, replies_done: int = 0) -> Any:

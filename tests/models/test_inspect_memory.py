@@ -10,7 +10,8 @@ import llama_cpp
 import pytest
 
 from frogdesk import cli
-from frogdesk.engine.llama_backend import LlamaBackend
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import estimate, largest_context, plan
@@ -88,7 +89,7 @@ def test_truncated_file_is_a_clear_error(qwen35_gguf: Path, tmp_path: Path) -> N
 @pytest.mark.llama
 @pytest.mark.parametrize("context", [512, 4096])
 def test_estimate_within_15_percent_of_llama_cpp(test_model: Path, context: int) -> None:
-    backend = LlamaBackend(test_model, n_ctx=context, n_threads=2)
+    backend = LlamaBackend(test_model, LlamaOptions(n_ctx=context, n_threads=2))
     try:
         reported = backend.buffer_sizes()
     finally:

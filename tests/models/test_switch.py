@@ -64,7 +64,8 @@ def test_switch_to_a_quant_not_on_disk_says_how_to_get_it() -> None:
 
 @pytest.mark.llama
 def test_switching_quant_keeps_the_conversation_going(qwen35_quants: dict[str, Path]) -> None:
-    from frogdesk.engine.llama_backend import LlamaBackend
+    from frogdesk.engine.llama.backend import LlamaBackend
+    from frogdesk.engine.llama.options import LlamaOptions
 
     paths = AppPaths.default()
     folder = paths.models_dir / REPO
@@ -74,7 +75,7 @@ def test_switching_quant_keeps_the_conversation_going(qwen35_quants: dict[str, P
     settings = config.load(paths.config_file, environ={})
 
     first_path = resolve_local(f"{REPO}:F16", settings)
-    a = LlamaBackend(first_path, n_ctx=2048, n_threads=2)
+    a = LlamaBackend(first_path, LlamaOptions(n_ctx=2048, n_threads=2))
     try:
         messages = [Message("system", "You are a coding agent."), Message("user", "Read calc.py.")]
         first = _reply(a, messages)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.llama_backend import LlamaBackend
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.store import SessionStore
 from tests.support.scripted import frogdesk, make_repo
@@ -38,7 +39,7 @@ def test_a_resumed_llama_session_reads_exactly_the_tokens_it_generated(
     # The restored message carries both; the random model's tokens are not its text's split.
     [reply] = [m for m in transcript.conversation() if m.role == "assistant"]
     assert reply.raw == transcript.raw_texts[0] and reply.raw_tokens == sampled
-    b = LlamaBackend(qwen35_gguf, n_ctx=2048, n_threads=2)
+    b = LlamaBackend(qwen35_gguf, LlamaOptions(n_ctx=2048, n_threads=2))
     try:
         assert b.model.detokenize(list(sampled)) == reply.raw
         assert b.model.tokenize(reply.raw) != list(sampled)

@@ -6,10 +6,10 @@ import codecs
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
-from frogdesk.engine.llama_context import DecodeError
-from frogdesk.engine.llama_sampling import GrammarUse, Sampler, resolve
+from frogdesk.engine.llama.context import DecodeError
+from frogdesk.engine.llama.sampling import GrammarUse, Sampler, resolve
+from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.toolcall.grammar import CALL_TRIGGER, tool_call_grammar, trigger_pattern
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser
 from frogdesk.engine.types import (
@@ -23,9 +23,6 @@ from frogdesk.engine.types import (
     Usage,
 )
 
-if TYPE_CHECKING:
-    from frogdesk.engine.llama_backend import LlamaBackend
-
 THINK_CLOSE = "</think>"
 
 
@@ -34,19 +31,19 @@ class ReplyRun:
 
     def __init__(
         self,
-        backend: LlamaBackend,
+        sequence: LlamaSequence,
         tools: Sequence[ToolSchema],
         settings: GenerationSettings,
         starts_in_reasoning: bool,
         limit: int,
     ) -> None:
-        self._b = backend
+        self._seq = sequence
         self._tools = tools
         self._settings = settings
         self._starts_in_reasoning = starts_in_reasoning
         self._limit = limit
-        self._sampling = resolve(settings, backend.model.sampling_defaults())
-        self._call_token = backend.model.single_token(CALL_TRIGGER)
+        self._sampling = resolve(settings, sequence.model.sampling_defaults())
+        self._call_token = sequence.model.single_token(CALL_TRIGGER)
         self.recorded: Message | None = None
         self.ended_on_eog = ""
         """The text of the end-of-turn token the reply ended with ("" if none)."""
@@ -54,7 +51,7 @@ class ReplyRun:
     def _sampler(self, in_reasoning: bool, seed_offset: int) -> Sampler:
         """The chain for the reasoning phase or the content phase of the reply."""
         choice = self._settings.tool_choice
-        model = self._b.model
+        model = self._seq.model
         if choice == "none" or not self._tools:
             banned = [self._call_token] if choice == "none" and self._call_token is not None else []
             return Sampler(model, self._sampling, banned=banned, seed_offset=seed_offset)
@@ -69,7 +66,7 @@ class ReplyRun:
 
     def events(self, cancel: threading.Event | None) -> Iterator[EngineEvent]:
         """Prefill what is new, then stream the reply; always ends with `Finished`."""
-        b, t = self._b, self._b.transcript
+        b, t = self._seq, self._seq.transcript
         started = time.perf_counter()
         reused, prompt_len = t.n_past, len(t.tokens)
         try:
@@ -127,9 +124,7 @@ class ReplyRun:
                 if len(t.tokens) >= self._limit:
                     reason = "max_context_len"
                     break
-                b.context.decode_one(token, t.n_past)
-                t.schedule.append((t.n_past, 1))
-                t.n_past += 1
+                b.step(token)
         except DecodeError as exc:
             reason, error = "error", str(exc)
         finally:

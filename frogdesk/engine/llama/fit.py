@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frogdesk.engine.llama_gguf import GgufHeader, check_loadable
+from frogdesk.engine.llama.gguf import GgufHeader, check_loadable
 from frogdesk.errors import FrogDeskError
 from frogdesk.models.gguf_info import GgufInfo, architecture_dims
 from frogdesk.models.memory import CONTEXT_PAD, estimate

@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import llama_cpp
 
-from frogdesk.engine.llama_context import ContextParams, DecodeError, LlamaContext
-from frogdesk.engine.llama_generation import ReplyRun
-from frogdesk.engine.llama_log import LlamaLogCapture, buffer_sizes
-from frogdesk.engine.llama_model import LlamaModel
-from frogdesk.engine.llama_segments import KeptReply, render_with_raw, reply_closing
-from frogdesk.engine.llama_transcript import TokenTranscript
+from frogdesk.engine.llama.context import DecodeError, LlamaContext
+from frogdesk.engine.llama.generation import ReplyRun
+from frogdesk.engine.llama.log import LlamaLogCapture, buffer_sizes
+from frogdesk.engine.llama.model import LlamaModel
+from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.segments import KeptReply, render_with_raw, reply_closing
+from frogdesk.engine.llama.sequence import LlamaSequence
+from frogdesk.engine.llama.transcript import TokenTranscript
 from frogdesk.engine.template import ChatTemplate, TemplateError
 from frogdesk.engine.types import (
     BackendInfo,
@@ -25,24 +27,6 @@ from frogdesk.engine.types import (
     Message,
     ToolSchema,
 )
-
-
-@dataclass(frozen=True)
-class LlamaOptions:
-    """How the model is loaded and run; `LlamaBackend.like` reuses them for another file."""
-
-    n_ctx: int = 8192
-    n_threads: int = 4
-    n_gpu_layers: int = 0
-    flash_attn: bool = False
-    kv_cache_type: str = "f16"
-    seed: int | None = None
-    """Default seed for replies whose settings give none."""
-    n_batch: int = 512
-    max_snapshots: int = 4
-    """Recurrent-state snapshots kept for going back (hybrid models; ~50 MiB each for 4B)."""
-    verbose: bool = False
-    """Echo llama.cpp's log to stderr (it is always captured in `load_log`)."""
 
 
 @dataclass(frozen=True)
@@ -65,32 +49,13 @@ class _Plan:
 class LlamaBackend:
     """A GGUF run in-process; the conversation is kept as tokens between replies."""
 
-    def __init__(
-        self,
-        model_path: Path,
-        *,
-        n_ctx: int = 8192,
-        n_threads: int = 4,
-        n_gpu_layers: int = 0,
-        flash_attn: bool = False,
-        kv_cache_type: str = "f16",
-        seed: int | None = None,
-        n_batch: int = 512,
-        max_snapshots: int = 4,
-        verbose: bool = False,
-    ) -> None:
-        self.options = LlamaOptions(
-            n_ctx, n_threads, n_gpu_layers, flash_attn, kv_cache_type, seed, n_batch,
-            max_snapshots, verbose,
-        )  # fmt: skip
+    def __init__(self, model_path: Path, options: LlamaOptions | None = None) -> None:
+        self.options = options if options is not None else LlamaOptions()
+        verbose = self.options.verbose
         self._log = LlamaLogCapture(verbose=verbose)
-        self.model = LlamaModel(Path(model_path), n_gpu_layers=n_gpu_layers, log=self._log)
+        self.model = LlamaModel(Path(model_path), self.options, log=self._log)
         try:
-            self.context = LlamaContext(
-                self.model,
-                ContextParams(min(n_ctx, self.model.n_ctx_train), n_threads, n_batch,
-                              flash_attn, kv_cache_type),
-            )  # fmt: skip
+            self.context = LlamaContext(self.model, self.options)
             source = self.model.chat_template()
             if source is None:
                 raise TemplateError(f"{model_path}: the GGUF has no chat template")
@@ -107,6 +72,9 @@ class LlamaBackend:
         self.load_log: list[str] = self._log.lines
         """llama.cpp's log lines from loading the model and making the context."""
         self.transcript = TokenTranscript()
+        self.sequence = LlamaSequence(
+            self.model, self.context, self.transcript, max_snapshots=self.options.max_snapshots
+        )
         self._busy = threading.Lock()
 
     @classmethod
@@ -116,12 +84,7 @@ class LlamaBackend:
         Follow with `prefill(messages, tools)` to carry a conversation over; its price in
         tokens is `reprefill_cost`.
         """
-        o = other.options
-        return cls(
-            model_path, n_ctx=o.n_ctx, n_threads=o.n_threads, n_gpu_layers=o.n_gpu_layers,
-            flash_attn=o.flash_attn, kv_cache_type=o.kv_cache_type, seed=o.seed,
-            n_batch=o.n_batch, max_snapshots=o.max_snapshots, verbose=o.verbose,
-        )  # fmt: skip
+        return cls(model_path, other.options)
 
     # Description ----------------------------------------------------------------
 
@@ -242,33 +205,8 @@ class LlamaBackend:
         t.context_key = plan.key
 
     def catch_up(self, cancel: threading.Event | None = None) -> int:
-        """Decode every transcript token not yet evaluated, capturing turn boundaries on the way.
-
-        Returns the number of tokens decoded (fewer when `cancel` was set).
-        """
-        t = self.transcript
-        decoded = 0
-        while t.n_past < len(t.tokens):
-            if cancel is not None and cancel.is_set():
-                break
-            pending = t.pending_boundaries(len(t.tokens))
-            stop = pending[0].pos if pending else len(t.tokens)
-            start = t.n_past
-            n = self.context.decode(
-                t.tokens[start:stop],
-                start,
-                between_chunks=lambda _done: not (cancel is not None and cancel.is_set()),
-            )
-            t.n_past += n
-            decoded += n
-            t.schedule.append((start, n))
-            if pending and t.n_past == pending[0].pos:
-                boundary = pending[0]
-                boundary.captured = True
-                if self.model.is_hybrid:
-                    boundary.state = self.context.snapshot()
-                    t.drop_old_snapshots(self.options.max_snapshots)
-        return decoded
+        """Decode every transcript token not yet evaluated (see `LlamaSequence.catch_up`)."""
+        return self.sequence.catch_up(cancel)
 
     # Requests -------------------------------------------------------------------
 
@@ -349,15 +287,13 @@ class LlamaBackend:
             )
             return
         if settings.seed is None and self.options.seed is not None:
-            from dataclasses import replace
-
             settings = replace(settings, seed=self.options.seed)
         try:
             self._apply(plan)
         except DecodeError as exc:
             yield Finished("error", error=str(exc))
             return
-        run = ReplyRun(self, tools, settings, plan.starts_in_reasoning, limit)
+        run = ReplyRun(self.sequence, tools, settings, plan.starts_in_reasoning, limit)
         yield from run.events(cancel)
         if run.recorded is not None:
             self._record(run.recorded, run.ended_on_eog)

@@ -9,7 +9,7 @@ from typing import Any
 
 import llama_cpp
 
-from frogdesk.engine.llama_model import LlamaModel, SamplingDefaults
+from frogdesk.engine.llama.model import LlamaModel, SamplingDefaults
 from frogdesk.engine.toolcall.grammar import ToolGrammar
 from frogdesk.engine.types import GenerationSettings
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from frogdesk.engine.llama_errors import ModelLoadError
+from frogdesk.engine.llama.errors import ModelLoadError
 
 GGUF_MAGIC = b"GGUF"
 _SCALARS: dict[int, tuple[str, int]] = {

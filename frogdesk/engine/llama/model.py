@@ -9,9 +9,10 @@ from typing import Any
 
 import llama_cpp
 
-from frogdesk.engine.llama_errors import ModelLoadError
-from frogdesk.engine.llama_gguf import GgufHeader, check_loadable
-from frogdesk.engine.llama_log import LlamaLogCapture
+from frogdesk.engine.llama.errors import ModelLoadError
+from frogdesk.engine.llama.gguf import GgufHeader, check_loadable
+from frogdesk.engine.llama.log import LlamaLogCapture
+from frogdesk.engine.llama.options import LlamaOptions
 
 KV_CACHE_TYPES: dict[str, int] = {
     "f32": llama_cpp.GGML_TYPE_F32,
@@ -42,10 +43,14 @@ def _number(value: Any) -> float | None:
 
 
 class LlamaModel:
-    """Model weights and vocabulary; contexts are made from it (see `llama_context`)."""
+    """Model weights and vocabulary; contexts are made from it (see `context`)."""
 
     def __init__(
-        self, path: Path, *, n_gpu_layers: int = 0, log: LlamaLogCapture | None = None
+        self,
+        path: Path,
+        options: LlamaOptions | None = None,
+        *,
+        log: LlamaLogCapture | None = None,
     ) -> None:
         self.path = path
         self.header: GgufHeader = check_loadable(path)
@@ -53,7 +58,7 @@ class LlamaModel:
         self.log.install()
         llama_cpp.llama_backend_init()
         params = llama_cpp.llama_model_default_params()
-        params.n_gpu_layers = n_gpu_layers
+        params.n_gpu_layers = (options or LlamaOptions()).n_gpu_layers
         mark = self.log.mark()
         model = llama_cpp.llama_model_load_from_file(str(path).encode("utf-8"), params)
         if not model:

@@ -4,28 +4,17 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import llama_cpp
 
-from frogdesk.engine.llama_errors import ModelLoadError
-from frogdesk.engine.llama_model import KV_CACHE_TYPES, LlamaModel
+from frogdesk.engine.llama.errors import ModelLoadError
+from frogdesk.engine.llama.model import KV_CACHE_TYPES, LlamaModel
+from frogdesk.engine.llama.options import LlamaOptions
 
 SEQ = 0
 """The one sequence FrogDesk uses; llama_memory_seq_rm is always called with it, never -1."""
 PARTIAL = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
-
-
-@dataclass(frozen=True)
-class ContextParams:
-    """How a context is made: size, threads, batch, flash attention, KV-cache type."""
-
-    n_ctx: int = 8192
-    n_threads: int = 4
-    n_batch: int = 512
-    flash_attn: bool = False
-    kv_cache_type: str = "f16"
 
 
 class DecodeError(RuntimeError):
@@ -35,18 +24,19 @@ class DecodeError(RuntimeError):
 class LlamaContext:
     """A context with a reusable batch; every position it holds is one of sequence 0."""
 
-    def __init__(self, model: LlamaModel, params: ContextParams) -> None:
+    def __init__(self, model: LlamaModel, params: LlamaOptions) -> None:
         if params.kv_cache_type not in KV_CACHE_TYPES:
             names = ", ".join(KV_CACHE_TYPES)
             raise ValueError(f"unknown KV-cache type {params.kv_cache_type!r} (one of {names})")
         self.model = model
         cparams = llama_cpp.llama_context_default_params()
-        cparams.n_ctx = params.n_ctx
+        n_ctx = min(params.n_ctx, model.n_ctx_train) if model.n_ctx_train > 0 else params.n_ctx
+        cparams.n_ctx = n_ctx
         cparams.n_batch = params.n_batch
         cparams.n_ubatch = params.n_batch
         cparams.n_seq_max = 1
-        cparams.n_threads = params.n_threads
-        cparams.n_threads_batch = params.n_threads
+        cparams.n_threads = params.threads
+        cparams.n_threads_batch = params.threads
         cparams.flash_attn_type = (
             llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
             if params.flash_attn
@@ -62,7 +52,7 @@ class LlamaContext:
                 model.path,
                 "context_failed",
                 "cannot create a context of "
-                f"{params.n_ctx} tokens: " + ("; ".join(lines) or "out of memory?"),
+                f"{n_ctx} tokens: " + ("; ".join(lines) or "out of memory?"),
             )
         self._ctx: Any = ctx
         self.n_ctx = int(llama_cpp.llama_n_ctx(ctx))

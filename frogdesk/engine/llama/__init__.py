@@ -1,0 +1,1 @@
+"""The embedded llama.cpp backend: model, context, token transcript, sampling and generation."""
