@@ -202,22 +202,56 @@ def test_prefill_then_generate_after_a_resume_reads_only_the_generation_prompt(
     assert qwen35.transcript.tokens == original.tokens
 
 
+SPELLED_REPLY = "Let me read the file first."
+"""A reply whose tokens are given one character each: never the tokenizer's own split."""
+
+
+def spelled(backend: LlamaBackend, text: str) -> list[int]:
+    """`text` as one token per character (a split a model may sample, the tokenizer never makes)."""
+    return [token for char in text for token in backend.model.tokenize(char)]
+
+
 @pytest.mark.parametrize("name", ["smollm2", "qwen35"])
 def test_raw_text_alone_differs_only_inside_replies_not_sampled_canonically(
     name: str, request: pytest.FixtureRequest
 ) -> None:
     """Without the token ids the raw text is tokenized; every token around the replies matches.
 
-    A model does not always sample the tokenizer's split of its own text: SmolLM2 sampled
-    "\n" twice where the tokenizer has one "\n\n", the random tiny model does so everywhere.
+    A model does not always sample the tokenizer's split of its own text (SmolLM2 sampled
+    "\n" twice where the tokenizer has one "\n\n"). Whether the generated replies show it
+    depends on what was sampled, so one more reply is sampled off the split on purpose.
     """
     backend: LlamaBackend = request.getfixturevalue(name)
     original: Original = request.getfixturevalue(f"{name}_original")
-    generate(backend, original.text_only, max_tokens=0)
-    expected = resumed_expectation(backend, original)
-    assert backend.transcript.tokens == expected
-    assert expected != original.tokens
-    assert backend.model.detokenize(expected) == backend.model.detokenize(original.tokens)
+    spelled_ids = spelled(backend, SPELLED_REPLY)
+    assert spelled_ids != backend.model.tokenize(SPELLED_REPLY)
+    reply = Message("assistant", SPELLED_REPLY, raw=SPELLED_REPLY, raw_tokens=tuple(spelled_ids))
+    with_raw = [*original.with_raw, reply, observation(9)]
+    text_only = [replace(m, raw_tokens=()) for m in with_raw]
+
+    generate(backend, with_raw, max_tokens=0)
+    sampled = list(backend.transcript.tokens)
+    assert sampled[: len(original.tokens)] == original.tokens
+    start = len(original.tokens)
+    assert sampled[start : start + len(spelled_ids)] == spelled_ids
+
+    other = LlamaBackend(backend.model.path, backend.options)
+    try:
+        generate(other, text_only, max_tokens=0)
+        tokenized = other.transcript.tokens
+    finally:
+        other.close()
+    turns = [(t.start, t.count, t.reply.finish.raw_text if t.reply.finish else "")
+             for t in original.turns] + [(start, len(spelled_ids), SPELLED_REPLY)]  # fmt: skip
+    expected: list[int] = []
+    pos = 0
+    for first, count, text in turns:
+        expected += sampled[pos:first] + backend.model.tokenize(text)
+        pos = first + count
+    expected += sampled[pos:]
+    assert tokenized == expected
+    assert tokenized != sampled
+    assert backend.model.detokenize(tokenized) == backend.model.detokenize(sampled)
 
 
 def test_token_ids_of_another_vocabulary_fall_back_to_the_raw_text(
