@@ -7,6 +7,8 @@ from pathlib import Path
 
 from textual.theme import Theme
 
+from frogdesk.tui.widgets.diff_render import DiffColours
+
 DEFAULT_THEME = "frogdesk-dark"
 
 
@@ -37,6 +39,8 @@ def frog_themes() -> dict[str, FrogTheme]:
             "reasoning-color": "#8a948d",
             "diff-added": "#1f3d2a",
             "diff-removed": "#4a2226",
+            "diff-added-word": "#2f7045",
+            "diff-removed-word": "#87333b",
             "card-border": "#3a4a41",
         },
     )
@@ -57,6 +61,8 @@ def frog_themes() -> dict[str, FrogTheme]:
             "reasoning-color": "#6c746e",
             "diff-added": "#d5efd9",
             "diff-removed": "#f6d6d6",
+            "diff-added-word": "#9fd8aa",
+            "diff-removed-word": "#eda4a4",
             "card-border": "#b9c4b5",
         },
     )
@@ -64,6 +70,18 @@ def frog_themes() -> dict[str, FrogTheme]:
         dark.name: FrogTheme(dark, "monokai"),
         light.name: FrogTheme(light, "friendly"),
     }
+
+
+def diff_colours(theme: Theme | None) -> DiffColours:
+    """The review's line and changed-word backgrounds from a theme's variables (dark ones if none)."""
+    variables = theme.variables if theme is not None else {}
+    fallback = frog_themes()[DEFAULT_THEME].theme.variables
+    return DiffColours(
+        *(
+            variables.get(name, fallback[name])
+            for name in ("diff-removed", "diff-added", "diff-removed-word", "diff-added-word")
+        )
+    )
 
 
 def themes_dir() -> Path:

@@ -12,15 +12,18 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Input, Label, OptionList, Static, TextArea
+from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 from frogdesk.inert import inert_text
 from frogdesk.review.decisions import HunkDecisions, load_decisions, save_decisions
 from frogdesk.review.model import SessionDiff
+from frogdesk.review.show import FileFacts, file_facts
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.bindings import review_bindings
+from frogdesk.tui.themes import diff_colours
 from frogdesk.tui.untrusted import plain_line
+from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.hunk_view import HunkView
 from frogdesk.tui.workers import ShowsWorkerErrors
 
@@ -34,6 +37,8 @@ class DiffLoaded(Message):
 
     diff: SessionDiff
     decisions: HunkDecisions
+    facts: dict[str, FileFacts]
+    """Symlink targets and blob sizes by path, for the whole-file hunks."""
 
 
 @dataclass
@@ -132,7 +137,7 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             yield OptionList(id="review-files")
             yield VerticalScroll(id="review-hunks")
         yield Static("Computing the diff…", id="review-summary", markup=False)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Compute the diff in a worker."""
@@ -145,12 +150,13 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
         try:
             diff = compute_diff(Path(self.record.worktree), self.record.base_commit)
             decisions = load_decisions(self.session_dir)
+            facts = file_facts(Path(self.record.worktree), diff)
         except Exception as exc:
             self.post_message(
                 ReviewDone(f"Could not compute the diff: {type(exc).__name__}: {exc}", False, {})
             )
             return
-        self.post_message(DiffLoaded(diff, decisions))
+        self.post_message(DiffLoaded(diff, decisions, facts))
 
     async def on_diff_loaded(self, message: DiffLoaded) -> None:
         """Show files and hunks."""
@@ -161,13 +167,15 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
         hunks = self.query_one("#review-hunks", VerticalScroll)
         await hunks.remove_children()
         self.views = []
+        colours = diff_colours(self.app.current_theme)
         for change in message.diff.files:
             added = sum(h.added for h in change.hunks)
             removed = sum(h.removed for h in change.hunks)
             label = f"{change.status[:1].upper()} {change.path}  +{added} -{removed}"
             files.add_option(Option(plain_line(label), id=change.path))
             for hunk in change.hunks:
-                view = HunkView(change, hunk, self.syntax_style)
+                facts = message.facts.get(change.path)
+                view = HunkView(change, hunk, self.syntax_style, colours, facts)
                 view.decision = self.decisions.decision(hunk.id)
                 view.edited = hunk.id in self.decisions.edits
                 view.split = self.split

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import difflib
 from types import MappingProxyType
 
 from rich.console import Group, RenderableType
 from rich.syntax import Syntax
-from rich.table import Table
 from rich.text import Text
 from textual.widgets import Static
 
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.review.model import FileChange, Hunk
+from frogdesk.review.show import FileFacts, detail_lines
+from frogdesk.tui.widgets.diff_render import DiffColours, split_table, unified_table
 
 _MARK = MappingProxyType({"pending": "·", "approved": "✓", "rejected": "✗"})
 
@@ -21,57 +21,45 @@ def _text(lines: tuple[bytes, ...]) -> list[str]:
     return [inert_text(line.decode("utf-8", "replace").rstrip("\n")) for line in lines]
 
 
-def unified_lines(hunk: Hunk) -> list[str]:
-    """The hunk's lines as unified diff lines (' ', '-', '+' prefixes), without headers."""
-    old, new = _text(hunk.old_lines), _text(hunk.new_lines)
-    diff = difflib.unified_diff(old, new, n=max(len(old), len(new)), lineterm="")
-    return [line for line in diff if not line.startswith(("---", "+++", "@@"))]
+def render_hunk(
+    change: FileChange,
+    hunk: Hunk,
+    style: str,
+    split: bool,
+    colours: DiffColours,
+    facts: FileFacts | None = None,
+) -> RenderableType:
+    """The body of a hunk in the file's language, removed and added lines on their colours.
 
-
-def render_hunk(change: FileChange, hunk: Hunk, style: str, split: bool) -> RenderableType:
-    """The body of a hunk: a highlighted diff, or base and new side by side in the file's language."""
+    A whole-file hunk shows what it changes: a symlink's target, a mode, a binary's sizes.
+    """
     if hunk.kind != "text":
-        return Text(inert_line(hunk.header), style="italic")
-    if not split:
-        return Syntax(
-            "\n".join(unified_lines(hunk)),
-            "diff",
-            theme=style,
-            background_color="default",
-            word_wrap=True,
-        )
+        details = list(detail_lines(change, hunk, facts or FileFacts()))
+        return Text("\n".join(inert_line(d) for d in details), style="italic")
     lexer = Syntax.guess_lexer(change.path)
-    table = Table.grid(expand=True, padding=(0, 1))
-    table.add_column(ratio=1)
-    table.add_column(ratio=1)
-    old = Syntax(
-        "\n".join(_text(hunk.old_lines)),
-        lexer,
-        theme=style,
-        background_color="default",
-        line_numbers=True,
-        start_line=max(hunk.old_start, 1),
-    )
-    new = Syntax(
-        "\n".join(_text(hunk.new_lines)),
-        lexer,
-        theme=style,
-        background_color="default",
-        line_numbers=True,
-        start_line=max(hunk.new_start, 1),
-    )
-    table.add_row(old, new)
-    return table
+    starts = (max(hunk.old_start, 1), max(hunk.new_start, 1))
+    old, new = _text(hunk.old_lines), _text(hunk.new_lines)
+    draw = split_table if split else unified_table
+    return draw(old, new, starts, lexer, style, colours)
 
 
 class HunkView(Static):
     """A hunk with its decision mark; selected, approved and rejected show as classes."""
 
-    def __init__(self, change: FileChange, hunk: Hunk, style: str) -> None:
+    def __init__(
+        self,
+        change: FileChange,
+        hunk: Hunk,
+        style: str,
+        colours: DiffColours,
+        facts: FileFacts | None = None,
+    ) -> None:
         super().__init__(classes="hunk")
         self.change = change
         self.hunk = hunk
         self.style_name = style
+        self.colours = colours
+        self.facts = facts
         self.decision = "pending"
         self.split = False
         self.conflict = ""
@@ -86,10 +74,10 @@ class HunkView(Static):
             inert_line(f"{_MARK[self.decision]} {self.change.path}  {self.hunk.header}{edited}"),
             style="bold",
         )
-        parts: list[RenderableType] = [
-            header,
-            render_hunk(self.change, self.hunk, self.style_name, self.split),
-        ]
+        body = render_hunk(
+            self.change, self.hunk, self.style_name, self.split, self.colours, self.facts
+        )
+        parts: list[RenderableType] = [header, body]
         if self.conflict:
             parts.append(Text(inert_line(f"conflict: {self.conflict}"), style="bold red"))
         self.update(Group(*parts))
