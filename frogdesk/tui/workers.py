@@ -6,12 +6,16 @@ from typing import Any
 
 from textual.worker import Worker, WorkerState
 
+from frogdesk.errors import FrogDeskError
 from frogdesk.inert import inert_text
 
 
 def describe_failure(worker: Worker[Any]) -> str:
-    """One line naming the worker and its exception."""
+    """One line: a problem the user can fix (FrogDeskError) is its own message; a bug
+    names the worker and the exception type."""
     error = worker.error
+    if isinstance(error, FrogDeskError):
+        return str(error)
     return f"{worker.name} failed: {type(error).__name__}: {error}"
 
 
