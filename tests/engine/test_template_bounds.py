@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from frogdesk.engine.template import ChatTemplate, TemplateError
@@ -57,3 +59,24 @@ def test_memory_bombs_are_refused_before_they_are_built(expression: str, why: st
     with pytest.raises(TemplateError, match=why):
         _render("{{ " + expression + " }}")
     assert _render("{{ 'ab' * 3 }}{{ 2 ** 10 }}") == "ababab1024"  # small ones still work
+
+
+def test_a_hostile_template_in_a_gguf_is_named_by_its_file(tmp_path: Path) -> None:
+    import gguf
+
+    from frogdesk.engine.template import load_gguf_template
+
+    path = tmp_path / "hostile.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_chat_template(
+        "{% for i in range(99999) %}{% for j in range(99999) %}{% endfor %}{% endfor %}"
+    )
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    template = load_gguf_template(path)
+    template.render_seconds = 0.5
+    with pytest.raises(TemplateError) as caught:
+        template.render(MESSAGES, add_generation_prompt=True)
+    assert str(caught.value).startswith(f"{path}: the chat template ran longer than 0.5 s")
