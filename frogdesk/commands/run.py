@@ -214,10 +214,35 @@ def main(args: argparse.Namespace) -> int:
             resolve_model_path(spec.model, settings)
         except ModelError as exc:
             raise UserError(str(exc)) from None
-    service = SessionService(AppPaths.default(), settings, approve=ask_on_tty)
+    service = SessionService(
+        AppPaths.default(),
+        settings,
+        approve=ask_on_tty,
+        backend_factory=loading_backends(getattr(args, "quiet", False)),
+    )
     if attempts != 1 or len(scripts) > 1 or args.check is not None:
         return run_attempts_command(service, spec, attempts, [str(s) for s in scripts], args)
     return run_session(service, spec=spec, resume_id=None, args=args)
+
+
+def loading_backends(quiet: bool) -> Any:
+    """The default backends, a llama model's load shown as a percentage on stderr."""
+    from frogdesk.sessions.parts import default_backend
+
+    shown = [-1]
+
+    def line(fraction: float) -> None:
+        percent = int(fraction * 100)
+        if percent != shown[0]:
+            shown[0] = percent
+            end = "\n" if percent >= 100 else ""
+            print(f"\rloading the model: {percent:3d}%", end=end, file=sys.stderr, flush=True)
+
+    def factory(record: Any, settings: Any, replies_done: int = 0) -> Any:
+        shown[0] = -1
+        return default_backend(record, settings, replies_done, progress=None if quiet else line)
+
+    return factory
 
 
 def run_session(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -113,8 +114,11 @@ def make_backend(
     model_path: Path | None = None,
     script: Path | None = None,
     endpoint: str | None = None,
+    progress: Callable[[float], None] | None = None,
 ) -> Backend:
     """The backend named by `settings.backend`: `llama`, `openai` or `script`.
+
+    `progress` hears llama.cpp's load fraction (0 to 1) while a llama model loads.
 
     Raises `BackendError` when something it needs is missing (a model problem found by
     frogdesk.models included); a file llama.cpp cannot load raises the llama backend's
@@ -150,7 +154,7 @@ def make_backend(
         from frogdesk.models.errors import ModelError
 
         try:
-            return LlamaBackend(model_path, plan_llama(settings, model_path))
+            return LlamaBackend(model_path, plan_llama(settings, model_path), progress=progress)
         except ModelError as exc:
             raise BackendError(str(exc)) from exc
         except MemoryError:

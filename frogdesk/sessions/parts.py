@@ -53,8 +53,15 @@ def _script_rest(path: Path, skip: int, session_id: str) -> Path:
     return Path(name)
 
 
-def default_backend(record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
+def default_backend(
+    record: SessionRecord,
+    settings: Settings,
+    replies_done: int = 0,
+    progress: Callable[[float], None] | None = None,
+) -> Backend:
     """The engine's backend for a record: a .gguf path or model spec, an endpoint, or a script.
+
+    `progress` hears the load fraction of a llama model.
 
     A resumed script session continues with the replies its finished steps did not use.
     """
@@ -73,7 +80,9 @@ def default_backend(record: SessionRecord, settings: Settings, replies_done: int
         endpoint = str(record.settings.get("openai_endpoint") or settings.openai_endpoint)
         settings = dataclasses.replace(settings, openai_endpoint=endpoint)
         return make_backend(settings, endpoint=endpoint or None)
-    return make_backend(settings, model_path=resolve_model_path(record.model, settings))
+    return make_backend(
+        settings, model_path=resolve_model_path(record.model, settings), progress=progress
+    )
 
 
 def resolve_model_path(spec: str, settings: Settings) -> Path:

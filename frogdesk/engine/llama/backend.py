@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -49,11 +49,17 @@ class _Plan:
 class LlamaBackend:
     """A GGUF run in-process; the conversation is kept as tokens between replies."""
 
-    def __init__(self, model_path: Path, options: LlamaOptions | None = None) -> None:
+    def __init__(
+        self,
+        model_path: Path,
+        options: LlamaOptions | None = None,
+        *,
+        progress: Callable[[float], None] | None = None,
+    ) -> None:
         self.options = options if options is not None else LlamaOptions()
         verbose = self.options.verbose
         self._log = LlamaLogCapture(verbose=verbose)
-        self.model = LlamaModel(Path(model_path), self.options, log=self._log)
+        self.model = LlamaModel(Path(model_path), self.options, log=self._log, progress=progress)
         try:
             self.context = LlamaContext(self.model, self.options)
             source = self.model.chat_template()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,12 @@ class SamplingDefaults:
     min_p: float | None = None
 
 
+def _report(progress: Callable[[float], None], done: float) -> bool:
+    """Hand llama.cpp's load fraction on; True lets the load go on."""
+    progress(min(max(float(done), 0.0), 1.0))
+    return True
+
+
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
@@ -51,6 +58,7 @@ class LlamaModel:
         options: LlamaOptions | None = None,
         *,
         log: LlamaLogCapture | None = None,
+        progress: Callable[[float], None] | None = None,
     ) -> None:
         self.path = path
         self.header: GgufHeader = check_loadable(path)
@@ -59,6 +67,10 @@ class LlamaModel:
         llama_cpp.llama_backend_init()
         params = llama_cpp.llama_model_default_params()
         params.n_gpu_layers = (options or LlamaOptions()).n_gpu_layers
+        if progress is not None:
+            # llama.cpp reports the fraction loaded; the callback lives as long as the load
+            report = llama_cpp.llama_progress_callback(lambda done, _user: _report(progress, done))
+            params.progress_callback = report
         mark = self.log.mark()
         model = llama_cpp.llama_model_load_from_file(str(path).encode("utf-8"), params)
         if not model:

@@ -98,6 +98,8 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         self.listing: RepoListing | None = None
         self.cancel = threading.Event()
         self.latest: Progress | None = None
+        self.loaded = 0.0
+        """The fraction of the model llama.cpp has loaded (set from the load worker)."""
         self.state = "listing"
 
     def compose(self) -> ComposeResult:
@@ -248,6 +250,9 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         self.post_message(ModelReady(files[0]))
 
     def _show_progress(self) -> None:
+        if self.state == "loading":
+            self.query_one(ProgressBar).update(total=100, progress=round(self.loaded * 100))
+            return
         latest = self.latest
         if latest is not None and self.state == "downloading":
             self.query_one(ProgressBar).update(total=max(latest.total, 1), progress=latest.done)
@@ -293,6 +298,8 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         bar = self.query_one(ProgressBar)
         bar.display = True
         bar.update(total=None)
+        bar.update(total=100, progress=0)
+        self.loaded = 0.0
         self.model_path = message.path
         self._status(f"Loading {message.path.name}…")
         self._load(message.path)
@@ -301,8 +308,11 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
     def _load(self, path: Path) -> None:
         from frogdesk.engine.backends import make_backend
 
+        def progress(fraction: float) -> None:
+            self.loaded = fraction  # read by the frame timer on the UI thread
+
         try:
-            backend = make_backend(self.settings, model_path=path)
+            backend = make_backend(self.settings, model_path=path, progress=progress)
         except Exception as exc:  # any load failure is shown; the user can pick another file
             self.post_message(
                 SetupFailed(
