@@ -71,6 +71,19 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
     fsync_dir(path.parent)
 
 
+def publish(tmp: Path, path: Path) -> None:
+    """Move a finished temp file (or symlink) over `path` durably: its data fsynced, the
+    rename made, the folder fsynced. For files written in pieces (a download, a copy)."""
+    if not tmp.is_symlink():
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
 def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
     """atomic_write_bytes of `text` as UTF-8; text that cannot be encoded fails before any write."""
     atomic_write_bytes(path, text.encode("utf-8"), mode)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.config import Settings
+from frogdesk.durable import publish
 from frogdesk.errors import DiskFullError
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub_http import open_url
@@ -217,7 +218,7 @@ def download(
                 ) from None
         finally:
             os.close(fd)
-        os.replace(partial, dest)
+        publish(partial, dest)
         meta.unlink(missing_ok=True)
     finally:
         if lock_fd is not None:

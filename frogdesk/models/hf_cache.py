@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from frogdesk.durable import atomic_write_text, publish
 from frogdesk.models.names import check_commit, check_object_id, inside, safe_relative
 
 
@@ -46,7 +47,7 @@ def link_snapshot(blob: Path, link: Path) -> None:
     tmp = link.with_name(link.name + ".frogdesk-tmp")
     tmp.unlink(missing_ok=True)
     tmp.symlink_to(target)
-    os.replace(tmp, link)
+    publish(tmp, link)
 
 
 def write_ref(cache_dir: Path, repo: str, revision: str, commit: str) -> None:
@@ -56,9 +57,7 @@ def write_ref(cache_dir: Path, repo: str, revision: str, commit: str) -> None:
     refs = repo_folder(cache_dir, repo) / "refs"
     ref = inside(refs, revision, "the revision")
     ref.parent.mkdir(parents=True, exist_ok=True)
-    tmp = ref.with_name(ref.name + ".frogdesk-tmp")
-    tmp.write_text(check_commit(commit, "the listing"))
-    os.replace(tmp, ref)
+    atomic_write_text(ref, check_commit(commit, "the listing"))
 
 
 @dataclass(frozen=True)

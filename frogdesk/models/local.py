@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from frogdesk.durable import publish
 from frogdesk.models.errors import ModelError
 from frogdesk.models.spec import GgufName, group_files
 
@@ -153,7 +154,7 @@ def import_model(source: Path, models_dir: Path, copy: bool = False) -> Path:
             except OSError:
                 tmp.unlink(missing_ok=True)
                 raise
-            os.replace(tmp, target)
+            publish(tmp, target)
         else:
             target.symlink_to(part)
     return target_dir / parts[0].name

@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+from frogdesk.durable import publish
 from frogdesk.models.hf_cache import blob_path, link_snapshot, snapshot_path, write_ref
 from frogdesk.models.hub import RepoListing
 from frogdesk.models.names import inside
@@ -34,7 +35,7 @@ def _move(source: Path, blob: Path) -> None:
     tmp = blob.with_name(blob.name + ".frogdesk-move")
     try:
         shutil.copyfile(source, tmp)
-        os.replace(tmp, blob)
+        publish(tmp, blob)
     except OSError:
         tmp.unlink(missing_ok=True)
         raise
