@@ -25,8 +25,8 @@ def main() -> int:
     parser.add_argument("--commands", type=int, default=20)
     args = parser.parse_args()
 
+    from frogdesk.sandbox.levels import choose_shell, detect
     from frogdesk.sandbox.objects import ObjectRoute, sync_objects
-    from frogdesk.sandbox.select import choose_shell, detect
     from frogdesk.sandbox.worktree import create_worktree
 
     base = Path(tempfile.mkdtemp(prefix="frogdesk-bench-", dir="/var/tmp"))

@@ -99,7 +99,7 @@ def llama_capabilities() -> dict[str, Any]:
 
 def sandbox_status(requested: str) -> dict[str, Any]:
     """The shell isolation level FrogDesk would use, and why."""
-    from frogdesk.sandbox.select import detect
+    from frogdesk.sandbox.levels import detect
 
     level, reason = detect(requested)
     return {"requested": requested, "level": level, "reason": reason}

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.inert import inert_line
-from frogdesk.sandbox.shell_types import Shell
+from frogdesk.sandbox.shells.protocol import Shell
 
 DEFAULT_CHECK_TIMEOUT = 600.0
 """Seconds one check may run before it is killed and counted as failed."""

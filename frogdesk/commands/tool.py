@@ -14,7 +14,7 @@ from frogdesk.commands.common import UserError, load_settings
 from frogdesk.engine.types import ToolCall
 from frogdesk.inert import inert_text
 from frogdesk.leaf.runner import ToolInfrastructureError, ToolRunner
-from frogdesk.sandbox.shell_types import Shell
+from frogdesk.sandbox.shells.protocol import Shell
 
 
 def register(sub: Any) -> None:
@@ -79,7 +79,7 @@ def session_shell(workdir: Path, requested: str, private_dir: Path) -> Shell:
     place (HOME and tmp under `private_dir`); the user typed the command, so the `none`
     level does not ask again.
     """
-    from frogdesk.sandbox.select import choose_shell, confined_shell
+    from frogdesk.sandbox.levels import choose_shell, confined_shell
     from frogdesk.sandbox.worktree import load_worktree
 
     def approve(command: str) -> bool:

@@ -11,7 +11,7 @@ from typing import Any
 
 from frogdesk.engine.types import ToolCall
 from frogdesk.leaf.tools import LeafTools, ShellMissingError
-from frogdesk.sandbox.shell_types import Shell
+from frogdesk.sandbox.shells.protocol import Shell
 
 
 class ToolInfrastructureError(RuntimeError):

@@ -14,7 +14,7 @@ from typing import Any
 from frogdesk.leaf.globwalk import glob_files
 from frogdesk.leaf.paths import OutsideWorkdirError, ResolvedPath, in_git_dir, resolve
 from frogdesk.leaf.textfile import check_size, numbered_lines, replace_atomically
-from frogdesk.sandbox.shell_types import Shell
+from frogdesk.sandbox.shells.protocol import Shell
 
 READ_LIMIT = 20_000
 """Characters of a Read observation before it is cut."""

@@ -1,85 +1,16 @@
-"""Running git for review: fixed, user-config-independent options and byte-exact output."""
+"""Reading blobs for review through FrogDesk's one hardened git runner."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from frogdesk.errors import FrogDeskError
+from frogdesk.sandbox.gitrun import GitError, GitPaths, git_out, run_git
 
-# Options that make git's output independent of the user's configuration.
-_NEUTRAL_CONFIG = (
-    "-c",
-    "core.autocrlf=false",
-    "-c",
-    "core.safecrlf=false",
-    "-c",
-    "core.quotePath=false",
-    "-c",
-    "diff.noprefix=false",
-    "-c",
-    "diff.mnemonicPrefix=false",
-    "-c",
-    "diff.renames=true",
-    "-c",
-    "diff.external=",
-    "-c",
-    "color.ui=false",
-    "-c",
-    "core.fsmonitor=false",
-)
+__all__ = ["GitError", "git_out", "read_blobs", "run_git"]
 
 
-class GitError(FrogDeskError):
-    """A git command failed; the message carries git's own words."""
-
-
-def run_git(
-    cwd: Path,
-    args: Sequence[str],
-    *,
-    stdin: bytes | None = None,
-    env: Mapping[str, str] | None = None,
-    ok_codes: Sequence[int] = (0,),
-    neutral: bool = True,
-) -> subprocess.CompletedProcess[bytes]:
-    """Run `git ARGS` in cwd and return the finished process; raise GitError on other exit codes.
-
-    neutral=False lets the user's configuration apply (for what lands in their history).
-    """
-    full_env = dict(os.environ)
-    full_env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
-    if env:
-        full_env.update(env)
-    proc = subprocess.run(
-        ["git", *(_NEUTRAL_CONFIG if neutral else ()), *args],
-        cwd=cwd,
-        input=stdin,
-        env=full_env,
-        capture_output=True,
-        check=False,
-    )
-    if proc.returncode not in ok_codes:
-        message = proc.stderr.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
-        raise GitError(f"git {' '.join(args[:2])}: {message}")
-    return proc
-
-
-def git_out(
-    cwd: Path,
-    args: Sequence[str],
-    *,
-    stdin: bytes | None = None,
-    env: Mapping[str, str] | None = None,
-    neutral: bool = True,
-) -> bytes:
-    """Stdout of a successful git command."""
-    return run_git(cwd, args, stdin=stdin, env=env, neutral=neutral).stdout
-
-
-def read_blobs(cwd: Path, shas: Sequence[str]) -> dict[str, bytes]:
+def read_blobs(cwd: Path | GitPaths, shas: Sequence[str]) -> dict[str, bytes]:
     """The contents of the given blobs, read with one `git cat-file --batch`."""
     wanted = list(dict.fromkeys(shas))
     if not wanted:

@@ -16,14 +16,14 @@ import os
 import re
 import shutil
 import stat
-import subprocess
 import tempfile
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from frogdesk.sandbox.shell_types import ShellResult
+from frogdesk.sandbox.gitrun import run_git
+from frogdesk.sandbox.shells.protocol import ShellResult
 
 _HEX_DIR = re.compile(r"[0-9a-f]{2}")
 _HEX_REST = {38: "sha1", 62: "sha256"}
@@ -164,14 +164,12 @@ def _move_loose(src: Path, store: Path, oid: str, algorithm: str) -> bool:
 
 
 def _git_env(git_dir: Path, objects: Path) -> dict[str, str]:
-    """The caller's environment without any GIT_* redirection; writes go to objects."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_DIR=str(git_dir),
-        GIT_OBJECT_DIRECTORY=str(objects),
-        GIT_ALTERNATE_OBJECT_DIRECTORIES=_alternate_entry(git_dir / "objects"),
-    )
-    return env
+    """Pin git to the user's git dir; its writes go to objects."""
+    return {
+        "GIT_DIR": str(git_dir),
+        "GIT_OBJECT_DIRECTORY": str(objects),
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES": _alternate_entry(git_dir / "objects"),
+    }
 
 
 def _index_pack(src: Path, git_dir: Path) -> str | None:
@@ -186,13 +184,12 @@ def _index_pack(src: Path, git_dir: Path) -> str | None:
         (quarantine / "pack").mkdir()
         fd = _open_regular(src)
         try:
-            done = subprocess.run(
-                ["git", "-c", "core.hooksPath=/dev/null", "index-pack", "--stdin"],
+            done = run_git(
+                git_dir,
+                ["index-pack", "--stdin"],
                 stdin=fd,
-                capture_output=True,
                 env=_git_env(git_dir, quarantine),
-                cwd=git_dir,
-                check=False,
+                ok_codes=range(256),
             )
         finally:
             os.close(fd)

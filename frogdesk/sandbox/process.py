@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from frogdesk.sandbox.shell_types import ShellResult
+from frogdesk.sandbox.shells.protocol import ShellResult
 
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 """Output kept per stream; the rest is counted and dropped (Leaf cuts far earlier)."""
@@ -95,6 +95,7 @@ def run_process_tree(
     env: Mapping[str, str],
     timeout: float,
     cancel: threading.Event | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ShellResult:
     """Run argv in a new session; on timeout or cancel kill its whole tree; never hang on a pipe."""
     started = time.monotonic()
@@ -107,6 +108,7 @@ def run_process_tree(
         stderr=subprocess.PIPE,
         start_new_session=True,
         close_fds=True,
+        pass_fds=tuple(pass_fds),
     )
     assert proc.stdout is not None and proc.stderr is not None
     buffers: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}

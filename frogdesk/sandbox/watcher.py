@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import threading
 import types
 from collections.abc import Sequence
@@ -13,6 +12,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.gitrun import GitError, run_git
 
 
 class _Collector(FileSystemEventHandler):
@@ -126,16 +126,13 @@ class RepoWatcher:
     def _git_ignored(self, paths: list[str]) -> set[str]:
         """The subset of paths that git ignores (checked in one `git check-ignore` call)."""
         try:
-            done = subprocess.run(
-                ["git", "check-ignore", "-z", "--stdin"],
-                cwd=self.repo_root,
-                input=b"".join(os.fsencode(p) + b"\0" for p in paths),
-                capture_output=True,
+            done = run_git(
+                self.repo_root,
+                ["check-ignore", "-z", "--stdin"],
+                stdin=b"".join(os.fsencode(p) + b"\0" for p in paths),
+                ok_codes=(0, 1),
                 timeout=30,
-                check=False,
             )
-        except (OSError, subprocess.TimeoutExpired):
+        except GitError:
             return set()  # keep everything: a false alarm is safer than a missed change
-        if done.returncode not in (0, 1):
-            return set()
         return {os.fsdecode(p) for p in done.stdout.split(b"\0") if p}

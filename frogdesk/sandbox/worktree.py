@@ -24,10 +24,9 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import git
-
 from frogdesk.durable import atomic_write_text
 from frogdesk.sandbox.errors import BareRepository, NotAGitRepository, SandboxError
+from frogdesk.sandbox.gitrun import GitError, git_out
 
 SIDECAR_SUFFIX = ".frogdesk.json"
 PRIVATE_SUFFIX = ".sandbox"
@@ -38,27 +37,8 @@ _IDENTITY = {
     "GIT_COMMITTER_NAME": "FrogDesk",
     "GIT_COMMITTER_EMAIL": "frogdesk@localhost",
 }
-# Options for every git call made on the user's behalf: no hooks, no background daemons,
-# no split index files written into their git dir, no LFS download.
-_SAFE_CONFIG = (
-    "-c",
-    "core.hooksPath=/dev/null",
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    "core.splitIndex=false",
-    "-c",
-    "gc.auto=0",
-    "-c",
-    "maintenance.auto=false",
-    # LFS: keep pointer files as they are, whether or not git-lfs is installed.
-    "-c",
-    "filter.lfs.process=",
-    "-c",
-    "filter.lfs.smudge=cat",
-    "-c",
-    "filter.lfs.required=false",
-)
+# Checkout keeps LFS pointer files as they are, whether or not git-lfs is installed.
+_CHECKOUT_CONFIG = ("filter.lfs.process=", "filter.lfs.smudge=cat", "filter.lfs.required=false")
 
 
 @dataclass(frozen=True)
@@ -82,22 +62,12 @@ class WorktreeGitDirs:
 
 
 def _run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
-    """Run git in cwd with FrogDesk's safe options; raise SandboxError with git's message."""
-    command = ["git", *_SAFE_CONFIG, *args]
-    full_env = dict(os.environ)
-    full_env.update(_IDENTITY)
-    full_env["GIT_LFS_SKIP_SMUDGE"] = "1"
-    full_env["GIT_TERMINAL_PROMPT"] = "0"
-    if env:
-        full_env.update(env)
+    """Run hardened git in cwd; raise SandboxError with git's message."""
     try:
-        output: str = git.Git(str(cwd)).execute(
-            command, env=full_env, strip_newline_in_stdout=False
-        )
-    except git.GitCommandError as exc:
-        stderr = str(exc.stderr or "").strip().removeprefix("stderr: ").strip("'\n ")
-        raise SandboxError(f"git {args[0]} failed in {cwd}: {stderr or exc}") from None
-    return output
+        out = git_out(cwd, args, env={**_IDENTITY, **(env or {})}, config=_CHECKOUT_CONFIG)
+    except GitError as exc:
+        raise SandboxError(f"{exc} (in {cwd})") from None
+    return out.decode("utf-8", "surrogateescape")
 
 
 def find_repo_root(path: Path) -> Path:
@@ -105,16 +75,21 @@ def find_repo_root(path: Path) -> Path:
     path = Path(path).resolve()
     if not path.exists():
         raise SandboxError(f"{path} does not exist")
+    folder = path if path.is_dir() else path.parent
     try:
-        repo = git.Repo(path, search_parent_directories=True)
-    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        bare, inside = git_out(
+            folder, ["rev-parse", "--is-bare-repository", "--is-inside-work-tree"]
+        ).split()
+    except (GitError, ValueError):
         raise NotAGitRepository(path) from None
-    try:
-        if repo.bare or repo.working_tree_dir is None:
-            raise BareRepository(path)
-        return Path(repo.working_tree_dir).resolve()
-    finally:
-        repo.close()
+    if bare == b"true":
+        raise BareRepository(path)
+    if inside != b"true":
+        # Inside a `.git` folder: its working tree is the folder that holds it.
+        common = git_out(folder, ["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        return Path(common.decode("utf-8", "surrogateescape").strip()).parent.resolve()
+    top = git_out(folder, ["rev-parse", "--show-toplevel"]).decode("utf-8", "surrogateescape")
+    return Path(top.strip()).resolve()
 
 
 def _head_commit(repo_root: Path) -> str | None:

@@ -14,7 +14,7 @@ from typing import Protocol
 from frogdesk.config import Settings
 from frogdesk.engine.types import Backend
 from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.shell_types import Shell
+from frogdesk.sandbox.shells.protocol import Shell
 from frogdesk.sandbox.worktree import Worktree
 from frogdesk.sessions.record import SessionRecord
 
@@ -115,7 +115,7 @@ def default_shell(
     approve: Callable[[str], bool] | None = None,
 ) -> ShellPick:
     """The sandbox's choice of shell for the worktree; `approve` is asked at the `none` level."""
-    from frogdesk.sandbox.select import choose_shell
+    from frogdesk.sandbox.levels import choose_shell
 
     choice = choose_shell(
         requested, worktree=worktree, visible_ignored=settings.visible_ignored, approve=approve

@@ -137,7 +137,7 @@ class CoreWorkbench:
     def sandbox_level(self) -> str:
         """The isolation level sessions get (probed once, lazily)."""
         if not self._sandbox_level:
-            from frogdesk.sandbox.select import detect
+            from frogdesk.sandbox.levels import detect
 
             level, _ = detect(self.settings.sandbox)
             self._sandbox_level = str(level)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.select import confined_shell, detect
+from frogdesk.sandbox.levels import confined_shell, detect
 
 LEVELS = ("bwrap", "landlock")
 

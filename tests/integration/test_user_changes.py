@@ -13,7 +13,7 @@ from frogdesk.review.user_changes import (
     load_user_changes,
     record_user_changes,
 )
-from frogdesk.sandbox.select import detect
+from frogdesk.sandbox.levels import detect
 from frogdesk.sessions.runner import SessionSpec
 from tests.support.scripted import call, frogdesk, make_repo
 from tests.support.sessionkit import recording_service, script_file

@@ -8,7 +8,7 @@ import pytest
 @pytest.fixture(scope="session")
 def sandbox_level() -> str:
     """The level `frogdesk run` picks here; headless Bash cannot run unattended at `none`."""
-    from frogdesk.sandbox.select import detect
+    from frogdesk.sandbox.levels import detect
 
     level, reason = detect("auto")
     if level == "none":

@@ -145,7 +145,7 @@ def test_glob_lists_links_leading_out_without_entering_them(workdir: Path) -> No
 def test_bash_cannot_write_outside(
     workdir: Path, outside: Path, level: str, sandbox_level: str
 ) -> None:
-    from frogdesk.sandbox.select import detect
+    from frogdesk.sandbox.levels import detect
 
     if detect(level)[0] != level:
         pytest.skip(f"{level} does not work on this machine")

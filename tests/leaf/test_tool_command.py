@@ -50,7 +50,7 @@ def test_bad_stdin_is_a_user_error(workdir: Path, bad: str) -> None:
 
 
 def test_bash_runs_sandboxed_in_workdir(workdir: Path) -> None:
-    from frogdesk.sandbox.select import detect
+    from frogdesk.sandbox.levels import detect
 
     level, _ = detect("auto")
     if level == "none":

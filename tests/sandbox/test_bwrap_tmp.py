@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.sandbox.policy import folder_policy
-from frogdesk.sandbox.shell_bwrap import BwrapShell, find_bwrap
+from frogdesk.sandbox.shells.bwrap import BwrapShell, find_bwrap
 
 
 def test_tmpdir_is_writable_inside_bwrap(outside_dir: Path) -> None:

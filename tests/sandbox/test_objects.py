@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from frogdesk.sandbox.confine import landlock_abi
+from frogdesk.sandbox.levels import ShellChoice, choose_shell
 from frogdesk.sandbox.objects import ObjectRoute, sync_objects
-from frogdesk.sandbox.select import ShellChoice, choose_shell
-from frogdesk.sandbox.shell_bwrap import find_bwrap
-from frogdesk.sandbox.shell_types import ShellResult
+from frogdesk.sandbox.shells.bwrap import find_bwrap
+from frogdesk.sandbox.shells.protocol import ShellResult
 from frogdesk.sandbox.worktree import Worktree, git_dirs
 from tests.support.gitutil import git
 

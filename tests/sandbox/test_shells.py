@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from frogdesk.sandbox.confine import landlock_abi
+from frogdesk.sandbox.levels import ShellChoice, choose_shell
 from frogdesk.sandbox.process import descendants
-from frogdesk.sandbox.select import ShellChoice, choose_shell
-from frogdesk.sandbox.shell_bwrap import find_bwrap
+from frogdesk.sandbox.shells.bwrap import find_bwrap
 from frogdesk.sandbox.worktree import Worktree, git_dirs
 from tests.support.gitutil import git
 

@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 
 from frogdesk.sandbox.process import run_process_tree
-from frogdesk.sandbox.shell_types import SandboxLevel, ShellResult
+from frogdesk.sandbox.shells.protocol import SandboxLevel, ShellResult
 
 
 class PlainShell:

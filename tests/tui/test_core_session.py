@@ -19,7 +19,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 def sandbox_level() -> str:
     """Bash runs unattended only inside a sandbox; skip where none can run."""
-    from frogdesk.sandbox.select import detect
+    from frogdesk.sandbox.levels import detect
 
     level, reason = detect("auto")
     if level == "none":

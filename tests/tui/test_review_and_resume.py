@@ -130,7 +130,7 @@ async def test_send_back_continues_the_session(tmp_path: Path) -> None:
 
 
 async def test_resume_after_restart(tmp_path: Path) -> None:
-    from frogdesk.sandbox.select import detect
+    from frogdesk.sandbox.levels import detect
 
     level, reason = detect("auto")
     if level == "none":

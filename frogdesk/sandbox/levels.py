@@ -12,10 +12,10 @@ from pathlib import Path
 from frogdesk.sandbox.confine import landlock_abi
 from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.policy import SandboxPolicy, bare_policy, build_policy, folder_policy
-from frogdesk.sandbox.shell_bwrap import BwrapShell, find_bwrap
-from frogdesk.sandbox.shell_landlock import PARTIAL_NOTICE, LandlockShell
-from frogdesk.sandbox.shell_none import NoneShell
-from frogdesk.sandbox.shell_types import SandboxLevel, Shell
+from frogdesk.sandbox.shells.bwrap import BwrapShell, find_bwrap
+from frogdesk.sandbox.shells.landlock import PARTIAL_NOTICE, LandlockShell
+from frogdesk.sandbox.shells.none import NoneShell
+from frogdesk.sandbox.shells.protocol import SandboxLevel, Shell
 from frogdesk.sandbox.worktree import Worktree
 
 LEVELS = ("auto", "bwrap", "landlock", "none")

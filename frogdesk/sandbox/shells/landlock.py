@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import threading
 from pathlib import Path
 
 from frogdesk.sandbox.confine import Confinement, readable_roots
-from frogdesk.sandbox.objects import run_and_sync
+from frogdesk.sandbox.gitrun import run_git
 from frogdesk.sandbox.policy import SandboxPolicy
-from frogdesk.sandbox.process import run_process_tree
-from frogdesk.sandbox.shell_none import checked_workdir, supervisor_argv
-from frogdesk.sandbox.shell_types import SandboxLevel, ShellResult
+from frogdesk.sandbox.shells.base import Launch, SandboxShell, supervisor_argv
+from frogdesk.sandbox.shells.protocol import SandboxLevel
 
 PARTIAL_NOTICE = (
     "Partial sandbox (Landlock): commands cannot write outside the session worktree, open "
@@ -34,11 +31,8 @@ def _link_views(policy: SandboxPolicy) -> list[str]:
                 continue
         view.target.parent.mkdir(parents=True, exist_ok=True)
         view.target.symlink_to(view.source, target_is_directory=True)
-        ignored = subprocess.run(
-            ["git", "check-ignore", "-q", "--", str(view.target)],
-            cwd=policy.workdir_root,
-            capture_output=True,
-            check=False,
+        ignored = run_git(
+            policy.workdir_root, ["check-ignore", "-q", "--", str(view.target)], ok_codes=(0, 1)
         )
         if ignored.returncode != 0:
             view.target.unlink()
@@ -48,11 +42,11 @@ def _link_views(policy: SandboxPolicy) -> list[str]:
     return warnings
 
 
-class LandlockShell:
+class LandlockShell(SandboxShell):
     """Confines each command with Landlock, a seccomp socket filter and an empty capability set."""
 
     def __init__(self, policy: SandboxPolicy, *, deny_network: bool = True) -> None:
-        self.policy = policy
+        super().__init__(policy)
         self.warnings = _link_views(policy)
         write = [
             policy.workdir_root,
@@ -73,19 +67,6 @@ class LandlockShell:
         """Always "landlock"."""
         return "landlock"
 
-    def run(
-        self,
-        command: str,
-        workdir: Path,
-        timeout: float,
-        cancel: threading.Event | None = None,
-    ) -> ShellResult:
-        """Run the command confined; kill its whole process tree on timeout or cancel."""
-        cwd = checked_workdir(self.policy, workdir)
-        argv = supervisor_argv(command, self.confinement)
-        return run_and_sync(
-            self.policy.objects,
-            lambda: run_process_tree(
-                argv, cwd=cwd, env=self.policy.env, timeout=timeout, cancel=cancel
-            ),
-        )
+    def launch(self, command: str, cwd: Path) -> Launch:
+        """The supervisor confines itself, then runs the command."""
+        return Launch(supervisor_argv(command, self.confinement), self.policy.env)

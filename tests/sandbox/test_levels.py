@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.select import NONE_WARNING, ROOT_WARNING, choose_shell, detect
-from frogdesk.sandbox.shell_bwrap import find_bwrap
-from frogdesk.sandbox.shell_none import CommandDeclined
+from frogdesk.sandbox.levels import NONE_WARNING, ROOT_WARNING, choose_shell, detect
+from frogdesk.sandbox.shells.bwrap import find_bwrap
+from frogdesk.sandbox.shells.none import CommandDeclined
 from frogdesk.sandbox.worktree import Worktree
 
 
@@ -25,9 +25,9 @@ def test_detect_auto_prefers_bwrap_when_it_works() -> None:
 
 def test_detect_falls_back_when_bwrap_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
-    import frogdesk.sandbox.select as select_mod
+    import frogdesk.sandbox.levels as levels_mod
 
-    monkeypatch.setattr(select_mod, "find_bwrap", lambda: None)
+    monkeypatch.setattr(levels_mod, "find_bwrap", lambda: None)
     level, reason = detect("auto")
     assert level in ("landlock", "none")
     assert "bubblewrap (bwrap) is not installed" in reason

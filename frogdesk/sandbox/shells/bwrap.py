@@ -5,14 +5,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
-import threading
 from pathlib import Path
 
-from frogdesk.sandbox.objects import run_and_sync
 from frogdesk.sandbox.policy import SandboxPolicy
-from frogdesk.sandbox.process import run_process_tree
-from frogdesk.sandbox.shell_none import checked_workdir
-from frogdesk.sandbox.shell_types import SandboxLevel, ShellResult
+from frogdesk.sandbox.shells.base import Launch, SandboxShell
+from frogdesk.sandbox.shells.protocol import SandboxLevel
 
 
 def find_bwrap() -> Path | None:
@@ -62,11 +59,11 @@ def bwrap_argv(bwrap: Path, policy: SandboxPolicy, workdir: Path, command: str) 
     return argv
 
 
-class BwrapShell:
+class BwrapShell(SandboxShell):
     """Runs each command in fresh bubblewrap namespaces; the PID namespace takes every child with it."""
 
     def __init__(self, policy: SandboxPolicy, bwrap: Path) -> None:
-        self.policy = policy
+        super().__init__(policy)
         self.bwrap = bwrap
 
     @property
@@ -74,19 +71,6 @@ class BwrapShell:
         """Always "bwrap"."""
         return "bwrap"
 
-    def run(
-        self,
-        command: str,
-        workdir: Path,
-        timeout: float,
-        cancel: threading.Event | None = None,
-    ) -> ShellResult:
-        """Run the command sandboxed; kill its whole process tree on timeout or cancel."""
-        cwd = checked_workdir(self.policy, workdir)
-        argv = bwrap_argv(self.bwrap, self.policy, cwd, command)
-        return run_and_sync(
-            self.policy.objects,
-            lambda: run_process_tree(
-                argv, cwd=cwd, env={"PATH": "/usr/bin:/bin"}, timeout=timeout, cancel=cancel
-            ),
-        )
+    def launch(self, command: str, cwd: Path) -> Launch:
+        """bwrap itself gets a minimal environment; the command's is set with --setenv."""
+        return Launch(bwrap_argv(self.bwrap, self.policy, cwd, command), {"PATH": "/usr/bin:/bin"})

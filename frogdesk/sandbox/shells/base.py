@@ -1,0 +1,85 @@
+"""The part every shell shares: check the folder, start the command, kill its tree, sync objects."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from frogdesk.sandbox.confine import Confinement
+from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.objects import run_and_sync
+from frogdesk.sandbox.policy import SandboxPolicy
+from frogdesk.sandbox.process import run_process_tree
+from frogdesk.sandbox.shells.protocol import SandboxLevel, ShellResult
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How one command is started: its argv, environment, and file descriptors it inherits."""
+
+    argv: list[str]
+    env: dict[str, str]
+    pass_fds: tuple[int, ...] = ()
+    """Opened for this command only; closed once it has run."""
+
+
+def supervisor_argv(command: str, confinement: Confinement) -> list[str]:
+    """The command line that runs `/bin/bash -lc COMMAND` under FrogDesk's supervisor."""
+    config = {"argv": ["/bin/bash", "-lc", command], "confinement": confinement.to_json()}
+    return [sys.executable, "-I", "-m", "frogdesk.sandbox.supervisor", json.dumps(config)]
+
+
+def checked_workdir(policy: SandboxPolicy, workdir: Path) -> Path:
+    """workdir, resolved, if it is inside the session's worktree; SandboxError otherwise."""
+    resolved = Path(workdir).resolve()
+    root = policy.workdir_root.resolve()
+    if resolved != root and not resolved.is_relative_to(root):
+        raise SandboxError(f"{workdir} is outside the session worktree {root}")
+    return resolved
+
+
+class SandboxShell(ABC):
+    """Runs `/bin/bash -lc COMMAND` under a policy; each level says only how to launch it."""
+
+    def __init__(self, policy: SandboxPolicy) -> None:
+        self.policy = policy
+
+    @property
+    @abstractmethod
+    def level(self) -> SandboxLevel:
+        """The isolation level, shown to the user."""
+
+    @abstractmethod
+    def launch(self, command: str, cwd: Path) -> Launch:
+        """The process that runs command confined at this level, in cwd."""
+
+    def run(
+        self,
+        command: str,
+        workdir: Path,
+        timeout: float,
+        cancel: threading.Event | None = None,
+    ) -> ShellResult:
+        """Run the command confined; kill its whole process tree on timeout or cancel."""
+        cwd = checked_workdir(self.policy, workdir)
+        launch = self.launch(command, cwd)
+        try:
+            return run_and_sync(
+                self.policy.objects,
+                lambda: run_process_tree(
+                    launch.argv,
+                    cwd=cwd,
+                    env=launch.env,
+                    timeout=timeout,
+                    cancel=cancel,
+                    pass_fds=launch.pass_fds,
+                ),
+            )
+        finally:
+            for fd in launch.pass_fds:
+                os.close(fd)
