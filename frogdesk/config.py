@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 import os
 import tomllib
 import types
@@ -80,6 +81,10 @@ class Settings:
     """Shell isolation: auto, bwrap, landlock or none (none asks before every command)."""
     bash_approval: bool = False
     """Ask before every Bash command even when sandboxed."""
+    bash_max_timeout: float = 600.0
+    """Longest a Bash command may run in seconds, whatever timeout the model asks for."""
+    sandbox_home_folders: list[str] = field(default_factory=list)
+    """Folders of your home shown read-only in the sandbox besides the toolchain ones (never credentials)."""
     visible_ignored: list[str] = field(default_factory=lambda: [".venv", "venv", "node_modules"])
     """Ignored directories of the repository shown read-only inside the sandbox."""
     project_instructions: bool = False
@@ -201,6 +206,7 @@ MINIMUM: dict[str, float] = {
     "max_time": 0,
     "temperature": 0,
     "seed": -1,
+    "bash_max_timeout": 1,
 }
 """Smallest sensible value of each numeric option."""
 
@@ -209,6 +215,8 @@ def _check_value(key: str, value: Any, source: str) -> None:
     if key in CHOICES and value not in CHOICES[key]:
         allowed = ", ".join(CHOICES[key])
         raise ConfigError(f"{source}: '{key}' must be one of {allowed}, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"{source}: '{key}' must be a finite number, got {value!r}")
     if key in MINIMUM and value < MINIMUM[key]:
         raise ConfigError(f"{source}: '{key}' must be at least {MINIMUM[key]:g}, got {value!r}")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import math
 import os
 import stat
 import threading
@@ -247,4 +248,7 @@ def bash_timeout(args: Mapping[str, Any]) -> float:
         seconds = float(raw)
         if seconds > 1000:
             seconds /= 1000.0
+    if not math.isfinite(seconds):
+        # inf or nan would mean no timeout at all; the shell clamps finite ones to its maximum
+        raise ValueError("timeout must be a finite number")
     return seconds if seconds > 0 else BASH_TIMEOUT

@@ -6,25 +6,29 @@ import ctypes
 import errno
 import os
 import socket
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyseccomp
 
 PR_SET_CHILD_SUBREAPER = 36
 PR_SET_PDEATHSIG = 1
 PR_CAPBSET_DROP = 24
 # Device files a command may use; the rest of /dev (disks, memory) stays out of reach.
 DEVICES_READ = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
-DEVICES_WRITE = (
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/pts",
-    "/dev/ptmx",
-    "/dev/shm",
-)
-DENIED_FAMILIES = (socket.AF_INET, socket.AF_INET6, socket.AF_PACKET)
+# Not /dev/shm (it would persist on the host), not /dev/pts (the user's own terminals).
+DEVICES_WRITE = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
+FAMILY_LIMIT = 64
+"""socket() families are below this (the kernel refuses the rest); each other one is denied."""
+NETWORK_FAMILIES = (socket.AF_UNIX, socket.AF_INET, socket.AF_INET6)
+"""What the bwrap level allows: its network namespace holds only its own loopback."""
+SOCK_TYPE_MASK = 0xF
+SOCK_PACKET = 10
+LOW_32_BITS = 0xFFFFFFFF
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class Confinement:
     """Paths fully writable."""
     landlock: bool = False
     deny_network: bool = False
+    """No socket() of any family (socketpair() stays), no io_uring."""
     drop_capabilities: bool = False
 
     def to_json(self) -> dict[str, object]:
@@ -145,16 +150,34 @@ def apply_landlock(read: Iterable[str], write: Iterable[str]) -> None:
         ruleset.restrict()
 
 
-def deny_network() -> None:
-    """Install a seccomp filter: no IPv4/IPv6/packet sockets, no io_uring (it bypasses the filter)."""
+def socket_filter(allowed: Collection[int] = ()) -> pyseccomp.SyscallFilter:
+    """A seccomp filter: socket() only for the allowed families, never raw; no io_uring.
+
+    The kernel reads socket()'s domain as a 32-bit int, so only its low 32 bits are
+    compared: 0x100000002 is AF_INET to the kernel and must be refused as AF_INET.
+    socketpair() stays allowed (it cannot reach anything outside).
+    """
     import pyseccomp
 
     refuse = pyseccomp.ERRNO(errno.EACCES)
     flt = pyseccomp.SyscallFilter(pyseccomp.ALLOW)
-    for family in DENIED_FAMILIES:
-        flt.add_rule(refuse, "socket", pyseccomp.Arg(0, pyseccomp.EQ, int(family)))
+    for family in range(FAMILY_LIMIT):
+        if family not in allowed:
+            flt.add_rule(
+                refuse, "socket", pyseccomp.Arg(0, pyseccomp.MASKED_EQ, LOW_32_BITS, family)
+            )
+    for kind in (socket.SOCK_RAW, SOCK_PACKET):
+        flt.add_rule(refuse, "socket", pyseccomp.Arg(1, pyseccomp.MASKED_EQ, SOCK_TYPE_MASK, kind))
     flt.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "io_uring_setup")
-    flt.load()
+    return flt
+
+
+def seccomp_program(allowed: Collection[int]) -> bytes:
+    """The socket filter compiled to BPF, as `bwrap --seccomp FD` loads it."""
+    with tempfile.TemporaryFile() as fh:
+        socket_filter(allowed).export_bpf(fh)
+        fh.seek(0)
+        return fh.read()
 
 
 def readable_roots(hidden: Sequence[Path], top: Path = Path("/")) -> list[Path]:
@@ -180,9 +203,11 @@ def readable_roots(hidden: Sequence[Path], top: Path = Path("/")) -> list[Path]:
 
 def apply(confinement: Confinement) -> None:
     """Apply everything the confinement asks for, in an order that keeps each step possible."""
+    # Built before Landlock: its module may live in a folder the ruleset hides.
+    sockets = socket_filter() if confinement.deny_network else None
     if confinement.drop_capabilities:
         drop_capabilities()
     if confinement.landlock:
         apply_landlock(confinement.read, confinement.write)
-    if confinement.deny_network:
-        deny_network()
+    if sockets is not None:
+        sockets.load()

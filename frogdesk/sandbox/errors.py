@@ -32,3 +32,19 @@ class BareRepository(SandboxError):
             "open a clone of it that has a checkout instead."
         )
         self.path = path
+
+
+class GitError(SandboxError):
+    """A git command failed; the message carries git's own words."""
+
+
+class TamperedWorktree(GitError):
+    """A worktree's git metadata no longer matches its record: FrogDesk will not run git on it."""
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(
+            f"the session worktree {path} was tampered with from inside the sandbox ({problem}); "
+            "FrogDesk will not run git on it or resume it: review its files by hand, then "
+            "discard the session"
+        )
+        self.path = path

@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.errors import GitError
+from frogdesk.sandbox.wtrecord import GitPaths, recorded_paths
+
+__all__ = ["GitError", "GitPaths", "git_argv", "git_env", "git_out", "run_git"]
 
 # Nothing git would execute on its own: no hooks, no fsmonitor daemon, no transport, no
 # pager, no credential helper, no background maintenance, no external diff.
@@ -68,29 +70,6 @@ _ENV_FIXED = {
 }
 
 
-class GitError(SandboxError):
-    """A git command failed; the message carries git's own words."""
-
-
-@dataclass(frozen=True)
-class GitPaths:
-    """A worktree's repository, as recorded when it was made: given to git, never looked up."""
-
-    work_tree: Path
-    git_dir: Path
-    """The worktree's admin folder, `<common dir>/worktrees/<id>`."""
-    common_dir: Path
-    """The user's `.git`: objects, refs, config, hooks."""
-
-    def env(self) -> dict[str, str]:
-        """The variables that pin git to these paths (the worktree's `.git` file is never read)."""
-        return {
-            "GIT_DIR": str(self.git_dir),
-            "GIT_COMMON_DIR": str(self.common_dir),
-            "GIT_WORK_TREE": str(self.work_tree),
-        }
-
-
 def git_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """The cleaned environment every git FrogDesk runs gets, plus `extra`."""
     env = {k: os.environ[k] for k in _ENV_KEEP if k in os.environ}
@@ -124,15 +103,15 @@ def run_git(
     """Run hardened `git ARGS` and return the finished process; GitError on other exit codes.
 
     `where` is a folder of a repository FrogDesk trusts (the user's), or the recorded paths
-    of a session worktree. neutral=False lets the user's output preferences apply (for what
+    of a session worktree. A folder inside a FrogDesk worktree gets that worktree's recorded
+    paths too, checked first: TamperedWorktree if its git metadata was changed. neutral=False lets the user's output preferences apply (for what
     lands in their history); `config` adds `-c` options.
     """
     extra = dict(env or {})
-    if isinstance(where, GitPaths):
-        cwd = where.work_tree
-        extra.update(where.env())
-    else:
-        cwd = where
+    pinned = where if isinstance(where, GitPaths) else recorded_paths(where)
+    cwd = where if isinstance(where, Path) else where.work_tree
+    if pinned is not None:
+        extra.update(pinned.env())
     try:
         proc = subprocess.run(
             git_argv(args, neutral=neutral, config=config),

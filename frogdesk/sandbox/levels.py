@@ -11,7 +11,13 @@ from pathlib import Path
 
 from frogdesk.sandbox.confine import landlock_abi
 from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.policy import SandboxPolicy, bare_policy, build_policy, folder_policy
+from frogdesk.sandbox.policy import (
+    DEFAULT_MAX_TIMEOUT,
+    SandboxPolicy,
+    bare_policy,
+    build_policy,
+    folder_policy,
+)
 from frogdesk.sandbox.shells.bwrap import BwrapShell, find_bwrap
 from frogdesk.sandbox.shells.landlock import PARTIAL_NOTICE, LandlockShell
 from frogdesk.sandbox.shells.none import NoneShell
@@ -130,6 +136,8 @@ def choose_shell(
     user_home: Path | None = None,
     private_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    home_toolchains: Sequence[str] = (),
+    max_timeout: float = DEFAULT_MAX_TIMEOUT,
 ) -> ShellChoice:
     """Build the shell for a session at the strongest level allowed by `requested`.
 
@@ -140,7 +148,13 @@ def choose_shell(
     policy: SandboxPolicy
     if worktree is not None:
         policy = build_policy(
-            worktree, visible_ignored, private_dir=private_dir, user_home=user_home, environ=environ
+            worktree,
+            visible_ignored,
+            private_dir=private_dir,
+            user_home=user_home,
+            environ=environ,
+            home_toolchains=home_toolchains,
+            max_timeout=max_timeout,
         )
     else:
         policy = bare_policy(

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from frogdesk.sandbox.objects import ObjectRoute
-from frogdesk.sandbox.worktree import Worktree, git_dirs, session_private_dir
+from frogdesk.sandbox.worktree import Worktree, session_private_dir
+from frogdesk.sandbox.wtrecord import verified
 
 # Credentials a command never needs; hidden (bwrap) or left unreadable (landlock).
 CREDENTIAL_PATHS = (
@@ -37,7 +38,40 @@ CREDENTIAL_PATHS = (
     ".mozilla",
     ".config/google-chrome",
     ".config/chromium",
+    ".gitconfig",
+    ".config/git",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".config/pip/pip.conf",
+    ".pip/pip.conf",
+    ".terraformrc",
+    ".terraform.d/credentials.tfrc.json",
+    ".config/containers/auth.json",
+    ".vault-token",
 )
+# Toolchain folders of the user's home shown read-only inside the sandbox; the rest of the
+# home is hidden. Credentials stay hidden even inside these.
+HOME_TOOLCHAINS = (
+    ".pyenv",
+    ".cargo",
+    ".rustup",
+    ".nvm",
+    ".volta",
+    ".bun",
+    ".deno",
+    "go",
+    ".local/bin",
+    ".rbenv",
+    ".sdkman",
+    ".ghcup",
+    ".elan",
+    ".juliaup",
+)
+# System folders that hold the host's sockets (D-Bus, docker.sock, agents): replaced by
+# empty ones at the bwrap level, unreadable at the landlock level.
+SOCKET_FOLDERS = ("/run", "/var/run")
+DEFAULT_MAX_TIMEOUT = 600.0
+"""Longest a single command may run, in seconds, whatever the model asks."""
 
 # Environment variables passed through to commands; everything else is dropped.
 ENV_ALLOW = (
@@ -89,6 +123,14 @@ class SandboxPolicy:
     warnings: tuple[str, ...] = ()
     objects: ObjectRoute | None = None
     """Where sandboxed git writes objects, moved into the user's store after each command."""
+    hidden: tuple[Path, ...] = ()
+    """Folders shown empty (bwrap) or unreadable (landlock): the user's home, socket folders."""
+    toolchains: tuple[Path, ...] = ()
+    """Folders of the hidden home shown again, read-only."""
+    pointers: tuple[Path, ...] = ()
+    """git's pointer files of the worktree; read-only inside where the level can do it."""
+    max_timeout: float = DEFAULT_MAX_TIMEOUT
+    """Seconds after which any command is stopped, whatever timeout it asked for."""
 
 
 def sandbox_env(home: Path, tmp: Path, environ: Mapping[str, str]) -> dict[str, str]:
@@ -129,6 +171,46 @@ def _views(
     return views, warnings
 
 
+def hidden_folders(user_home: Path, environ: Mapping[str, str]) -> list[Path]:
+    """The folders a command may not see: the user's home and where the host keeps sockets."""
+    hidden: list[Path] = []
+    candidates = [user_home, *map(Path, SOCKET_FOLDERS)]
+    runtime = environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and Path(runtime).is_absolute():
+        candidates.append(Path(runtime))
+    for folder in candidates:
+        if folder == Path("/") or folder.is_symlink() or not folder.is_dir():
+            continue  # a link (/var/run -> /run) is hidden through its target
+        folder = folder.resolve()
+        if folder not in hidden:
+            hidden.append(folder)
+    return hidden
+
+
+def home_view(
+    user_home: Path, extra_toolchains: Sequence[str] = ()
+) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The toolchain folders of the home that exist, and the credentials to mask among them."""
+    toolchains: list[Path] = []
+    for rel in (*HOME_TOOLCHAINS, *extra_toolchains):
+        path = PurePosixPath(rel)
+        if not rel or path.is_absolute() or ".." in path.parts:
+            continue
+        folder = user_home / path
+        if folder.is_dir() and not folder.is_symlink() and folder.resolve() not in toolchains:
+            toolchains.append(folder.resolve())
+    masked = [
+        user_home / rel
+        for rel in CREDENTIAL_PATHS
+        if os.path.lexists(user_home / rel)
+        and any(
+            (user_home / rel).is_relative_to(t) or t.is_relative_to(user_home / rel)
+            for t in toolchains
+        )
+    ]
+    return tuple(toolchains), tuple(masked)
+
+
 def build_policy(
     worktree: Worktree,
     visible_ignored: Sequence[str] = (),
@@ -136,29 +218,40 @@ def build_policy(
     private_dir: Path | None = None,
     user_home: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    home_toolchains: Sequence[str] = (),
+    max_timeout: float = DEFAULT_MAX_TIMEOUT,
 ) -> SandboxPolicy:
-    """The policy for one session's worktree; creates its private HOME and tmp folders."""
+    """The policy for one session's worktree, from its record; creates its private HOME and tmp.
+
+    TamperedWorktree if the worktree's git metadata no longer matches the record: a policy
+    is never built from pointers the sandbox could have written.
+    """
+    paths = verified(worktree)
     private = private_dir if private_dir is not None else session_private_dir(worktree)
     home, tmp = private / "home", private / "tmp"
     home.mkdir(parents=True, exist_ok=True)
     tmp.mkdir(parents=True, exist_ok=True)
-    dirs = git_dirs(worktree)
-    objects = ObjectRoute(private=private / "objects", git_dir=dirs.common_dir)
+    objects = ObjectRoute(private=private / "objects", git_dir=paths.common_dir)
     objects.prepare()
     views, warnings = _views(worktree, visible_ignored)
     user_home = Path(user_home) if user_home is not None else Path.home()
-    masked = tuple(user_home / rel for rel in CREDENTIAL_PATHS if os.path.lexists(user_home / rel))
+    environ = os.environ if environ is None else environ
+    toolchains, masked = home_view(user_home, home_toolchains)
     return SandboxPolicy(
         workdir_root=worktree.path,
-        git_readonly=(dirs.common_dir,),
-        git_writable=(dirs.admin_dir, objects.private),
+        git_readonly=(paths.common_dir,),
+        git_writable=(paths.git_dir, objects.private),
         views=tuple(views),
         masked=masked,
         home=home,
         tmp=tmp,
-        env={**sandbox_env(home, tmp, os.environ if environ is None else environ), **objects.env()},
+        env={**sandbox_env(home, tmp, environ), **objects.env()},
         warnings=tuple(warnings),
         objects=objects,
+        hidden=tuple(hidden_folders(user_home, environ)),
+        toolchains=toolchains,
+        pointers=tuple(p for p in paths.pointer_files() if p.is_file() and not p.is_symlink()),
+        max_timeout=max_timeout,
     )
 
 
@@ -168,19 +261,30 @@ def bare_policy(private_dir: Path, environ: Mapping[str, str] | None = None) -> 
 
 
 def folder_policy(
-    folder: Path, private_dir: Path, environ: Mapping[str, str] | None = None
+    folder: Path,
+    private_dir: Path,
+    environ: Mapping[str, str] | None = None,
+    *,
+    user_home: Path | None = None,
+    max_timeout: float = DEFAULT_MAX_TIMEOUT,
 ) -> SandboxPolicy:
     """A policy confined to one folder: commands may write only it and a private HOME and tmp."""
     work, home, tmp = folder, private_dir / "home", private_dir / "tmp"
     for path in (work, home, tmp):
         path.mkdir(parents=True, exist_ok=True)
+    environ = os.environ if environ is None else environ
+    user_home = Path(user_home) if user_home is not None else Path.home()
+    toolchains, masked = home_view(user_home)
     return SandboxPolicy(
         workdir_root=work,
         git_readonly=(),
         git_writable=(),
         views=(),
-        masked=(),
+        masked=masked,
         home=home,
         tmp=tmp,
-        env=sandbox_env(home, tmp, os.environ if environ is None else environ),
+        env=sandbox_env(home, tmp, environ),
+        hidden=tuple(hidden_folders(user_home, environ)),
+        toolchains=toolchains,
+        max_timeout=max_timeout,
     )

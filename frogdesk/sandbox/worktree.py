@@ -15,20 +15,41 @@ would need the network). Checkout hooks of the user's repository do not run.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import shutil
 import tempfile
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import replace
 from pathlib import Path
 
-from frogdesk.durable import atomic_write_text
 from frogdesk.sandbox.errors import BareRepository, NotAGitRepository, SandboxError
 from frogdesk.sandbox.gitrun import GitError, git_out
+from frogdesk.sandbox.wtrecord import (
+    SIDECAR_SUFFIX,
+    WORKTREE_CONFIG,
+    Worktree,
+    file_digest,
+    read_record,
+    sidecar_of,
+    tampering,
+    verified,
+    write_record,
+)
 
-SIDECAR_SUFFIX = ".frogdesk.json"
+# The record's names stay importable from here, where worktrees are made and removed.
+__all__ = [
+    "SIDECAR_SUFFIX",
+    "Worktree",
+    "create_worktree",
+    "discard_worktree",
+    "find_repo_root",
+    "list_worktrees",
+    "load_worktree",
+    "prune_stale",
+    "session_private_dir",
+    "snapshot_commit",
+]
+
 PRIVATE_SUFFIX = ".sandbox"
 SNAPSHOT_MESSAGE = "FrogDesk snapshot of the working tree"
 _IDENTITY = {
@@ -39,26 +60,6 @@ _IDENTITY = {
 }
 # Checkout keeps LFS pointer files as they are, whether or not git-lfs is installed.
 _CHECKOUT_CONFIG = ("filter.lfs.process=", "filter.lfs.smudge=cat", "filter.lfs.required=false")
-
-
-@dataclass(frozen=True)
-class Worktree:
-    """A session's checkout: where it is, what it started from, which repository owns it."""
-
-    path: Path
-    base_commit: str
-    repo_root: Path
-    name: str
-
-
-@dataclass(frozen=True)
-class WorktreeGitDirs:
-    """The git directories a worktree writes to: its own admin dir and the shared common dir."""
-
-    admin_dir: Path
-    """`.git/worktrees/ID` of the main repository: HEAD, index, logs of this worktree."""
-    common_dir: Path
-    """The main repository's `.git`: objects, refs, config, hooks."""
 
 
 def _run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
@@ -144,25 +145,29 @@ def session_private_dir(wt: Worktree) -> Path:
 
 
 def _sidecar(path: Path) -> Path:
-    return path.with_name(path.name + SIDECAR_SUFFIX)
-
-
-def _write_sidecar(wt: Worktree) -> None:
-    data = {k: str(v) for k, v in asdict(wt).items()}
-    atomic_write_text(_sidecar(wt.path), json.dumps(data, indent=2, ensure_ascii=False))
+    return sidecar_of(path)
 
 
 def _read_sidecar(sidecar: Path) -> Worktree | None:
-    try:
-        data = json.loads(sidecar.read_text(encoding="utf-8"))
-        return Worktree(
-            path=Path(data["path"]),
-            base_commit=str(data["base_commit"]),
-            repo_root=Path(data["repo_root"]),
-            name=str(data["name"]),
-        )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    return read_record(sidecar)
+
+
+def _record_git_dirs(repo_root: Path, path: Path) -> tuple[Path, Path, str]:
+    """The admin and common dirs of a worktree git has just made (nothing sandboxed ran there yet)."""
+    common = Path(
+        _run_git(repo_root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()
+    ).resolve()
+    text = (path / ".git").read_text(encoding="utf-8").strip()
+    if not text.startswith("gitdir:"):
+        raise SandboxError(f"git made {path / '.git'} without a gitdir line")
+    admin = (path / text.removeprefix("gitdir:").strip()).resolve()
+    if admin.parent != common / "worktrees":
+        raise SandboxError(f"git put the worktree's admin folder at {admin}, not in {common}")
+    config = admin / WORKTREE_CONFIG
+    if not config.exists():
+        # An empty one changes nothing for git, and can then be mounted read-only.
+        config.touch()
+    return admin, common, file_digest(config)
 
 
 def create_worktree(repo: Path, worktrees_dir: Path, name: str) -> Worktree:
@@ -179,10 +184,21 @@ def create_worktree(repo: Path, worktrees_dir: Path, name: str) -> Worktree:
         raise SandboxError(f"a worktree named {name!r} already exists in {worktrees_dir}")
     base = snapshot_commit(repo_root)
     worktrees_dir.mkdir(parents=True, exist_ok=True)
-    wt = Worktree(path=path, base_commit=base, repo_root=repo_root, name=name)
-    _write_sidecar(wt)  # first, so that a crash below leaves something prune_stale can find
+    common = repo_root / ".git"  # replaced by what git reports once the worktree exists
+    wt = Worktree(
+        path=path,
+        base_commit=base,
+        repo_root=repo_root,
+        name=name,
+        git_dir=common,
+        common_dir=common,
+    )
+    write_record(wt)  # first, so that a crash below leaves something prune_stale can find
     try:
         _run_git(repo_root, "worktree", "add", "--detach", str(path), base)
+        admin, common, config = _record_git_dirs(repo_root, path)
+        wt = replace(wt, git_dir=admin, common_dir=common, worktree_config=config)
+        write_record(wt)
     except BaseException:
         _sidecar(path).unlink(missing_ok=True)
         shutil.rmtree(path, ignore_errors=True)
@@ -192,33 +208,18 @@ def create_worktree(repo: Path, worktrees_dir: Path, name: str) -> Worktree:
 
 
 def load_worktree(worktrees_dir: Path, name: str) -> Worktree:
-    """The worktree recorded as worktrees_dir/name (to resume a session); SandboxError if gone."""
+    """The worktree recorded as worktrees_dir/name (to resume a session).
+
+    SandboxError if it is gone; TamperedWorktree if its git metadata no longer matches
+    the record (the sandbox wrote it).
+    """
     _check_name(name)
     path = Path(worktrees_dir).resolve() / name
     wt = _read_sidecar(_sidecar(path))
     if wt is None or not path.is_dir():
         raise SandboxError(f"no worktree named {name!r} in {worktrees_dir}")
+    verified(wt)
     return wt
-
-
-def git_dirs(wt: Worktree) -> WorktreeGitDirs:
-    """Where the worktree's git metadata lives, read from its `.git` file."""
-    dot_git = wt.path / ".git"
-    try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except OSError as exc:
-        raise SandboxError(f"{wt.path} is not a git worktree: {exc}") from None
-    if not text.startswith("gitdir:"):
-        raise SandboxError(f"{dot_git} does not point at a git directory")
-    admin = Path(text.removeprefix("gitdir:").strip())
-    if not admin.is_absolute():
-        admin = (wt.path / admin).resolve()
-    try:
-        common_rel = (admin / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
-        common_rel = "../.."
-    common = Path(common_rel) if Path(common_rel).is_absolute() else (admin / common_rel)
-    return WorktreeGitDirs(admin_dir=admin.resolve(), common_dir=common.resolve())
 
 
 def _prune_registrations(repo_root: Path) -> None:
@@ -228,8 +229,12 @@ def _prune_registrations(repo_root: Path) -> None:
 
 
 def discard_worktree(wt: Worktree) -> None:
-    """Remove the worktree's files, its `git worktree` registration and its record."""
-    registered = wt.repo_root.is_dir()
+    """Remove the worktree's files, its `git worktree` registration and its record.
+
+    A tampered worktree is removed by hand (its files, then its recorded admin folder):
+    git would follow the pointers the sandbox wrote.
+    """
+    registered = wt.repo_root.is_dir() and tampering(wt) is None
     if registered and wt.path.exists():
         try:
             _run_git(wt.repo_root, "worktree", "remove", "--force", "--force", str(wt.path))
@@ -239,6 +244,8 @@ def discard_worktree(wt: Worktree) -> None:
         shutil.rmtree(wt.path, ignore_errors=True)
     if wt.path.exists():
         raise SandboxError(f"could not remove the worktree folder {wt.path}")
+    if wt.git_dir.parent == wt.common_dir / "worktrees" and not wt.git_dir.is_symlink():
+        shutil.rmtree(wt.git_dir, ignore_errors=True)
     shutil.rmtree(session_private_dir(wt), ignore_errors=True)
     if wt.repo_root.is_dir():
         _prune_registrations(wt.repo_root)

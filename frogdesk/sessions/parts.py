@@ -118,6 +118,11 @@ def default_shell(
     from frogdesk.sandbox.levels import choose_shell
 
     choice = choose_shell(
-        requested, worktree=worktree, visible_ignored=settings.visible_ignored, approve=approve
+        requested,
+        worktree=worktree,
+        visible_ignored=settings.visible_ignored,
+        approve=approve,
+        home_toolchains=settings.sandbox_home_folders,
+        max_timeout=settings.bash_max_timeout,
     )
     return ShellPick(choice.shell, str(choice.level), choice.reason, tuple(choice.warnings))

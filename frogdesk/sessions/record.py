@@ -37,6 +37,10 @@ class SessionRecord:
     sandbox_level: str = ""
     pid: int = 0
     """Process id of the run in progress (0 when none); a dead pid means it was interrupted."""
+    git_dir: str = ""
+    """The worktree's admin folder `<common dir>/worktrees/<id>`, recorded at creation."""
+    git_common_dir: str = ""
+    """The user's git dir, recorded at creation; FrogDesk's git never reads it from the worktree."""
 
     def to_json(self) -> str:
         """Serialize as pretty JSON."""

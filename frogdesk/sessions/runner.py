@@ -25,6 +25,7 @@ from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import system_prompt, tool_schemas
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.paths import AppPaths
+from frogdesk.sandbox.errors import TamperedWorktree
 from frogdesk.sandbox.worktree import Worktree, create_worktree, discard_worktree, load_worktree
 from frogdesk.sessions.parts import (
     BackendFactory,
@@ -180,6 +181,8 @@ class SessionService:
             model=str(Path(model).resolve()) if spec.backend == "script" else model,
             backend=spec.backend,
             settings=settings_data,
+            git_dir=str(worktree.git_dir),
+            git_common_dir=str(worktree.common_dir),
         )
         try:
             self.store.create(record)
@@ -243,6 +246,9 @@ class SessionService:
         if transcript.ended_with_answer():
             raise SessionClosedError(f"session {record.id} already ended with a final answer")
         worktree = load_worktree(Path(record.worktree).parent, Path(record.worktree).name)
+        recorded = (record.git_dir, record.git_common_dir)
+        if recorded != ("", "") and recorded != (str(worktree.git_dir), str(worktree.common_dir)):
+            raise TamperedWorktree(worktree.path, "its git dirs differ from the session record")
         settings = _settings_from(record, self.settings)
         shell = self.shell_factory(settings.sandbox, worktree, settings)
         backend = self.backend_factory(record, settings, len(transcript.steps))
@@ -331,12 +337,12 @@ class SessionService:
             record.id,
             {"exit_reason": result.exit_reason, "error": result.error, "n_steps": result.n_steps},
         )
-        diff = worktree_diff(active.worktree.path, active.worktree.base_commit)
         record.status = "interrupted" if result.exit_reason == "cancelled" else "finished"
         record.exit_reason = result.exit_reason
         record.n_steps = result.n_steps
         record.pid = 0
-        self.store.update(record)
+        self.store.update(record)  # first: a worktree whose diff is refused still ends its run
+        diff = worktree_diff(active.worktree.path, active.worktree.base_commit)
         info = active.backend.info
         trajectory = build_trajectory(
             result,

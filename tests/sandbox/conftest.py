@@ -58,7 +58,7 @@ def outside_dir() -> Iterator[Path]:
 
 @pytest.fixture
 def user_home(outside_dir: Path) -> Path:
-    """A fake home with credentials and an ordinary file."""
+    """A fake home with credentials, an ordinary file and a toolchain folder (credentials in it too)."""
     home = outside_dir / "home"
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text("SECRET-KEY-MATERIAL\n")
@@ -66,4 +66,7 @@ def user_home(outside_dir: Path) -> Path:
     (home / ".config" / "gh" / "hosts.yml").write_text("oauth_token: SECRET-GH-TOKEN\n")
     (home / ".netrc").write_text("machine example.com password SECRET-NETRC\n")
     (home / "notes.txt").write_text("ordinary notes\n")
+    (home / ".cargo" / "bin").mkdir(parents=True)
+    (home / ".cargo" / "bin" / "tool").write_text("toolchain file\n")
+    (home / ".cargo" / "credentials.toml").write_text("token = 'SECRET-CARGO-TOKEN'\n")
     return home

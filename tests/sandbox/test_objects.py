@@ -16,7 +16,7 @@ from frogdesk.sandbox.levels import ShellChoice, choose_shell
 from frogdesk.sandbox.objects import ObjectRoute, sync_objects
 from frogdesk.sandbox.shells.bwrap import find_bwrap
 from frogdesk.sandbox.shells.protocol import ShellResult
-from frogdesk.sandbox.worktree import Worktree, git_dirs
+from frogdesk.sandbox.worktree import Worktree
 from tests.support.gitutil import git
 
 CONFINED = ["bwrap", "landlock"]
@@ -43,7 +43,7 @@ def any_level(request: pytest.FixtureRequest, worktree: Worktree, user_home: Pat
 
 
 def _store(worktree: Worktree) -> Path:
-    return git_dirs(worktree).common_dir / "objects"
+    return worktree.common_dir / "objects"
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -17,7 +17,7 @@ from frogdesk.sandbox.confine import landlock_abi
 from frogdesk.sandbox.levels import ShellChoice, choose_shell
 from frogdesk.sandbox.process import descendants
 from frogdesk.sandbox.shells.bwrap import find_bwrap
-from frogdesk.sandbox.worktree import Worktree, git_dirs
+from frogdesk.sandbox.worktree import Worktree
 from tests.support.gitutil import git
 
 LEVELS = ["bwrap", "landlock"]
@@ -99,7 +99,7 @@ def test_write_outside_the_worktree_fails(
 
 
 def test_git_hooks_and_config_stay_read_only(choice: ShellChoice, worktree: Worktree) -> None:
-    common = git_dirs(worktree).common_dir
+    common = worktree.common_dir
     config_before = (common / "config").read_bytes()
     run(
         choice,
@@ -158,9 +158,12 @@ def test_credentials_and_secret_env_are_invisible(
         worktree,
         f"cat '{user_home}/notes.txt'; cat '{user_home}/.ssh/id_ed25519'; "
         f"cat '{user_home}/.config/gh/hosts.yml'; cat '{user_home}/.netrc'; "
+        f"cat '{user_home}/.cargo/bin/tool' '{user_home}/.cargo/credentials.toml'; "
         f"grep -rs SECRET '{user_home}'; env; cat /proc/{os.getpid()}/environ; echo HOME=$HOME",
     )
-    assert "ordinary notes" in out  # the home itself stays readable
+    assert "toolchain file" in out  # toolchain folders of the home stay readable
+    assert "ordinary notes" not in out  # the rest of the home is hidden
+    assert "SECRET-CARGO-TOKEN" not in out  # credentials, even inside a toolchain folder
     assert "SECRET-KEY-MATERIAL" not in out
     assert "SECRET-GH-TOKEN" not in out
     assert "SECRET-NETRC" not in out

@@ -15,7 +15,6 @@ from frogdesk.sandbox.worktree import (
     create_worktree,
     discard_worktree,
     find_repo_root,
-    git_dirs,
     list_worktrees,
     load_worktree,
     prune_stale,
@@ -58,9 +57,9 @@ def test_worktree_is_detached_checkout_of_the_snapshot(repo: Path, worktrees_dir
     assert git(wt.path, "rev-parse", "HEAD").strip() == wt.base_commit
     assert git(wt.path, "status", "--porcelain") == ""
     assert "Not currently on any branch" in git(wt.path, "status")
-    dirs = git_dirs(wt)
-    assert dirs.common_dir == (repo / ".git").resolve()
-    assert dirs.admin_dir.parent == dirs.common_dir / "worktrees"
+    assert wt.common_dir == (repo / ".git").resolve()
+    assert wt.git_dir.parent == wt.common_dir / "worktrees"
+    assert (wt.path / ".git").read_text().strip() == f"gitdir: {wt.git_dir}"
     discard_worktree(wt)
 
 

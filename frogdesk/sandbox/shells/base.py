@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import threading
@@ -10,6 +11,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 
+import frogdesk
 from frogdesk.sandbox.confine import Confinement
 from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.objects import run_and_sync
@@ -28,10 +30,19 @@ class Launch:
     """Opened for this command only; closed once it has run."""
 
 
+# The supervisor is imported from the very package running now (-I ignores PYTHONPATH,
+# which would otherwise be how a checkout under test is found).
+_SUPERVISOR = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from frogdesk.sandbox.supervisor import main; sys.exit(main(sys.argv[2:]))"
+)
+
+
 def supervisor_argv(command: str, confinement: Confinement) -> list[str]:
     """The command line that runs `/bin/bash -lc COMMAND` under FrogDesk's supervisor."""
     config = {"argv": ["/bin/bash", "-lc", command], "confinement": confinement.to_json()}
-    return [sys.executable, "-I", "-m", "frogdesk.sandbox.supervisor", json.dumps(config)]
+    package_root = str(Path(frogdesk.__file__).resolve().parent.parent)
+    return [sys.executable, "-I", "-c", _SUPERVISOR, package_root, json.dumps(config)]
 
 
 def checked_workdir(policy: SandboxPolicy, workdir: Path) -> Path:
@@ -65,7 +76,13 @@ class SandboxShell(ABC):
         timeout: float,
         cancel: threading.Event | None = None,
     ) -> ShellResult:
-        """Run the command confined; kill its whole process tree on timeout or cancel."""
+        """Run the command confined; kill its whole process tree on timeout or cancel.
+
+        The timeout is clamped to the policy's maximum; a non-finite one is refused.
+        """
+        if not math.isfinite(timeout):
+            raise ValueError(f"timeout must be a finite number of seconds, not {timeout}")
+        timeout = min(timeout, self.policy.max_timeout)
         cwd = checked_workdir(self.policy, workdir)
         launch = self.launch(command, cwd)
         try:

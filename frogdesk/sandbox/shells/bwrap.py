@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+from frogdesk.sandbox.confine import NETWORK_FAMILIES, seccomp_program
 from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.shells.base import Launch, SandboxShell
 from frogdesk.sandbox.shells.protocol import SandboxLevel
@@ -27,15 +28,25 @@ def find_bwrap() -> Path | None:
     return None
 
 
-def bwrap_argv(bwrap: Path, policy: SandboxPolicy, workdir: Path, command: str) -> list[str]:
+def bwrap_argv(
+    bwrap: Path, policy: SandboxPolicy, workdir: Path, command: str, seccomp_fd: int | None = None
+) -> list[str]:
     """The full bwrap command line for one command under the policy (order matters: later mounts win)."""
     argv = [str(bwrap), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += ["--bind", str(policy.tmp), "/tmp"]
+    argv += ["--tmpfs", "/dev/shm", "--bind", str(policy.tmp), "/tmp"]
+    # The home and the host's socket folders are replaced by empty ones; what the session
+    # needs inside them is mounted again below.
+    for folder in policy.hidden:
+        argv += ["--tmpfs", str(folder)]
+    for folder in policy.toolchains:
+        argv += ["--ro-bind", str(folder), str(folder)]
     for path in policy.git_readonly:
         argv += ["--ro-bind", str(path), str(path)]
     # tmp is also bound where TMPDIR names it, or TMPDIR would be read-only inside.
     for path in (*policy.git_writable, policy.workdir_root, policy.home, policy.tmp):
         argv += ["--bind", str(path), str(path)]
+    for pointer in policy.pointers:
+        argv += ["--ro-bind", str(pointer), str(pointer)]
     for view in policy.views:
         argv += ["--ro-bind", str(view.source), str(view.target)]
     for secret in policy.masked:
@@ -53,10 +64,24 @@ def bwrap_argv(bwrap: Path, policy: SandboxPolicy, workdir: Path, command: str) 
         "frogdesk-sandbox",
         "--clearenv",
     ]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     for key, value in sorted(policy.env.items()):
         argv += ["--setenv", key, value]
     argv += ["--chdir", str(workdir), "--", "/bin/bash", "-lc", command]
     return argv
+
+
+def _program_fd(program: bytes) -> int:
+    """A file descriptor reading the program from its start (bwrap reads it to the end)."""
+    fd = os.memfd_create("frogdesk-seccomp", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, program)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 class BwrapShell(SandboxShell):
@@ -65,6 +90,7 @@ class BwrapShell(SandboxShell):
     def __init__(self, policy: SandboxPolicy, bwrap: Path) -> None:
         super().__init__(policy)
         self.bwrap = bwrap
+        self.seccomp = seccomp_program(NETWORK_FAMILIES)
 
     @property
     def level(self) -> SandboxLevel:
@@ -73,4 +99,6 @@ class BwrapShell(SandboxShell):
 
     def launch(self, command: str, cwd: Path) -> Launch:
         """bwrap itself gets a minimal environment; the command's is set with --setenv."""
-        return Launch(bwrap_argv(self.bwrap, self.policy, cwd, command), {"PATH": "/usr/bin:/bin"})
+        fd = _program_fd(self.seccomp)
+        argv = bwrap_argv(self.bwrap, self.policy, cwd, command, seccomp_fd=fd)
+        return Launch(argv, {"PATH": "/usr/bin:/bin"}, pass_fds=(fd,))

@@ -13,9 +13,25 @@ from frogdesk.sandbox.shells.protocol import SandboxLevel
 
 PARTIAL_NOTICE = (
     "Partial sandbox (Landlock): commands cannot write outside the session worktree, open "
-    "network sockets or read your credential folders, but they share your /tmp namespace, "
-    "process list and Unix sockets, and the system's own files stay readable."
+    "sockets of any kind (no network, no Unix sockets: tools that need one fail), read your "
+    "home (except toolchain folders) or /run, or write /dev/shm; but they share your /tmp "
+    "and process list, and the system's own files stay readable."
 )
+
+
+def readable_paths(policy: SandboxPolicy) -> list[Path]:
+    """Everything but the hidden folders and credentials, plus what the session needs in them."""
+    hidden = [*policy.hidden, *(m for m in policy.masked if not _under(m, policy.toolchains))]
+    paths = readable_roots(hidden)
+    for folder in policy.toolchains:
+        paths += readable_roots([m for m in policy.masked if m.is_relative_to(folder)], folder)
+    paths += policy.git_readonly
+    paths += [view.source for view in policy.views]
+    return paths
+
+
+def _under(path: Path, folders: tuple[Path, ...]) -> bool:
+    return any(path.is_relative_to(f) for f in folders)
 
 
 def _link_views(policy: SandboxPolicy) -> list[str]:
@@ -55,7 +71,7 @@ class LandlockShell(SandboxShell):
             policy.tmp,
         ]
         self.confinement = Confinement(
-            read=tuple(str(p) for p in readable_roots(list(policy.masked))),
+            read=tuple(str(p) for p in readable_paths(policy)),
             write=tuple(str(p) for p in write),
             landlock=True,
             deny_network=deny_network,
