@@ -230,7 +230,7 @@ class LeafTools:
         result = self.shell.run(command, self.workdir, timeout, cancel)
         streams = f"STDOUT:\n{result.stdout}\nSTDERR:\n{result.stderr}"
         if result.timed_out:
-            head = f"Timed out after {timeout:.1f}s"
+            head = f"Timed out after {result.limit or timeout:.1f}s"
         else:
             head = f"Exit code: {result.exit_code}"
         return truncate(f"{head}\n{streams}", BASH_LIMIT)

@@ -190,25 +190,28 @@ def hidden_folders(user_home: Path, environ: Mapping[str, str]) -> list[Path]:
 def home_view(
     user_home: Path, extra_toolchains: Sequence[str] = ()
 ) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    """The toolchain folders of the home that exist, and the credentials to mask among them."""
+    """The toolchain folders of the home that exist, and the credentials to mask among them.
+
+    A folder that is (or lies inside) a credential path is never shown; credential paths
+    inside a shown folder are masked, counted from the home and from the folder itself.
+    """
+    secrets = [user_home / rel for rel in CREDENTIAL_PATHS]
     toolchains: list[Path] = []
     for rel in (*HOME_TOOLCHAINS, *extra_toolchains):
         path = PurePosixPath(rel)
         if not rel or path.is_absolute() or ".." in path.parts:
             continue
         folder = user_home / path
+        if any(folder.is_relative_to(secret) for secret in secrets):
+            continue
         if folder.is_dir() and not folder.is_symlink() and folder.resolve() not in toolchains:
             toolchains.append(folder.resolve())
-    masked = [
-        user_home / rel
-        for rel in CREDENTIAL_PATHS
-        if os.path.lexists(user_home / rel)
-        and any(
-            (user_home / rel).is_relative_to(t) or t.is_relative_to(user_home / rel)
-            for t in toolchains
-        )
-    ]
-    return tuple(toolchains), tuple(masked)
+    masked: list[Path] = []
+    for folder in toolchains:
+        for candidate in (*secrets, *(folder / rel for rel in CREDENTIAL_PATHS)):
+            if candidate.is_relative_to(folder) and os.path.lexists(candidate):
+                masked.append(candidate)
+    return tuple(toolchains), tuple(dict.fromkeys(masked))
 
 
 def build_policy(

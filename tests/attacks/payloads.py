@@ -15,6 +15,8 @@ PY = "/usr/bin/python3" if os.access("/usr/bin/python3", os.X_OK) else sys.execu
 def evil_git_dir(marker: Path) -> str:
     """Bash that builds $TMPDIR/evil/.git whose config runs a clean filter touching marker."""
     return (
+        # a complete git dir: objects of its own, not the session's private object store
+        "unset GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES; "
         'evil="$TMPDIR/evil/.git"; rm -rf "$TMPDIR/evil"; git init -q "$TMPDIR/evil"; '
         f"printf '#!/bin/sh\\ntouch {marker}\\ncat\\n' > \"$TMPDIR/clean.sh\"; "
         'chmod +x "$TMPDIR/clean.sh"; '

@@ -8,7 +8,7 @@ import os
 import sys
 import threading
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import frogdesk
@@ -86,7 +86,7 @@ class SandboxShell(ABC):
         cwd = checked_workdir(self.policy, workdir)
         launch = self.launch(command, cwd)
         try:
-            return run_and_sync(
+            result = run_and_sync(
                 self.policy.objects,
                 lambda: run_process_tree(
                     launch.argv,
@@ -100,3 +100,4 @@ class SandboxShell(ABC):
         finally:
             for fd in launch.pass_fds:
                 os.close(fd)
+        return replace(result, limit=timeout)

@@ -20,6 +20,8 @@ class ShellResult:
     timed_out: bool = False
     cancelled: bool = False
     elapsed: float = 0.0
+    limit: float = 0.0
+    """The timeout the command ran under, after clamping (0 when the shell does not say)."""
 
 
 class Shell(Protocol):
