@@ -1,4 +1,9 @@
-"""Benchmark: `git worktree add` and FrogDesk's create_worktree against repository size; prints JSON."""
+"""Benchmark: create_worktree against `git worktree add`, and one Bash command per sandbox level before and after a change; prints JSON.
+
+`python bench/sandbox.py [SIZES...]` times worktree creation; `python bench/sandbox.py
+--shell [--before REV]` times one `true` command at each level, in this tree and in the
+code base at REV (extracted with `git archive`), in the same run, and reports the ratio.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from frogdesk.sandbox.worktree import create_worktree, discard_worktree
+
+BEFORE = "a110817"
+"""The code base before the containment work (its last commit on main)."""
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",
@@ -58,11 +67,98 @@ def measure(repo: Path, work: Path) -> dict[str, float]:
     return {"git_worktree_add_s": git_add, "create_worktree_s": ours, "discard_s": discard}
 
 
+SHELL_TIMER = """
+import json, os, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+from frogdesk.sandbox.worktree import create_worktree
+try:
+    from frogdesk.sandbox.levels import choose_shell, detect
+except ImportError:  # the layout before sandbox/select.py was renamed
+    from frogdesk.sandbox.select import choose_shell, detect
+    import frogdesk, frogdesk.sandbox.shell_landlock as old_landlock
+    old_argv = old_landlock.supervisor_argv
+
+    def supervisor_argv(command, confinement):
+        # `python -I -m` would import the installed frogdesk, not the tree under test
+        argv = old_argv(command, confinement)
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+                "from frogdesk.sandbox.supervisor import main; sys.exit(main(sys.argv[2:]))")
+        return [argv[0], "-I", "-c", code, str(Path(frogdesk.__file__).parents[1]), argv[-1]]
+
+    old_landlock.supervisor_argv = supervisor_argv
+runs = int(sys.argv[1])
+root = Path(tempfile.mkdtemp(prefix="frogdesk-bench-shell-"))
+repo = root / "repo"
+repo.mkdir()
+ident = ["-c", "user.name=b", "-c", "user.email=b@b"]
+subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+(repo / "f.txt").write_text("x\\n")
+subprocess.run(["git", *ident, "add", "."], cwd=repo, check=True)
+subprocess.run(["git", *ident, "commit", "-qm", "b"], cwd=repo, check=True)
+wt = create_worktree(repo, root / "wts", "bench")
+out = {}
+for level in ("bwrap", "landlock"):
+    try:
+        detect(level)
+    except Exception:
+        continue
+    shell = choose_shell(level, worktree=wt, private_dir=root / ("p-" + level)).shell
+    for _ in range(3):
+        shell.run("true", wt.path, 60)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        shell.run("true", wt.path, 60)
+        times.append(time.perf_counter() - t0)
+    out[level] = statistics.median(times)
+print(json.dumps(out))
+"""
+
+
+def _time_shells(tree: Path, runs: int) -> dict[str, float]:
+    """Median seconds of one `true` command per level, with the frogdesk package found in tree."""
+    done = subprocess.run(
+        [sys.executable, "-c", SHELL_TIMER, str(runs)],
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def bench_shell(before: str, runs: int) -> dict[str, object]:
+    """One Bash command at each level: the code at `before` against this tree, alternated."""
+    here = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="frogdesk-bench-before-") as tmp:
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", before, "frogdesk"],
+            cwd=here,
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        rounds = [(_time_shells(Path(tmp), runs), _time_shells(here, runs)) for _ in range(2)]
+    levels: dict[str, dict[str, float]] = {}
+    for level in rounds[0][1]:
+        old = min(r[0][level] for r in rounds if level in r[0])
+        new = min(r[1][level] for r in rounds)
+        levels[level] = {"before_s": old, "after_s": new, "ratio_after_to_before": new / old}
+    return {"benchmark": "sandbox.shell", "before": before, "runs": runs, "levels": levels}
+
+
 def main() -> None:
-    """Run the sizes given on the command line (default 1k, 10k, 50k files) and print JSON."""
+    """Worktree creation for the sizes given (default 1k, 10k, 50k files), or --shell; print JSON."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10000, 50000])
+    parser.add_argument("--shell", action="store_true", help="time one Bash command per level")
+    parser.add_argument("--before", default=BEFORE, help="the code base to compare against")
+    parser.add_argument("--runs", type=int, default=20, help="commands timed per level and round")
     args = parser.parse_args()
+    if args.shell:
+        print(json.dumps(bench_shell(args.before, args.runs), indent=2))
+        return
     results = []
     root = Path(tempfile.mkdtemp(prefix="frogdesk-bench-"))
     try:

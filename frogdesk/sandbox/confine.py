@@ -6,7 +6,6 @@ import ctypes
 import errno
 import os
 import socket
-import tempfile
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,14 +169,6 @@ def socket_filter(allowed: Collection[int] = ()) -> pyseccomp.SyscallFilter:
         flt.add_rule(refuse, "socket", pyseccomp.Arg(1, pyseccomp.MASKED_EQ, SOCK_TYPE_MASK, kind))
     flt.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "io_uring_setup")
     return flt
-
-
-def seccomp_program(allowed: Collection[int]) -> bytes:
-    """The socket filter compiled to BPF, as `bwrap --seccomp FD` loads it."""
-    with tempfile.TemporaryFile() as fh:
-        socket_filter(allowed).export_bpf(fh)
-        fh.seek(0)
-        return fh.read()
 
 
 def readable_roots(hidden: Sequence[Path], top: Path = Path("/")) -> list[Path]:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import tempfile
+from collections.abc import Collection
 from pathlib import Path
 
-from frogdesk.sandbox.confine import NETWORK_FAMILIES, seccomp_program
+from frogdesk.sandbox.confine import NETWORK_FAMILIES, socket_filter
 from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.shells.base import Launch, SandboxShell
 from frogdesk.sandbox.shells.protocol import SandboxLevel
@@ -70,6 +72,14 @@ def bwrap_argv(
         argv += ["--setenv", key, value]
     argv += ["--chdir", str(workdir), "--", "/bin/bash", "-lc", command]
     return argv
+
+
+def seccomp_program(allowed: Collection[int]) -> bytes:
+    """The socket filter compiled to BPF, as `bwrap --seccomp FD` loads it."""
+    with tempfile.TemporaryFile() as fh:
+        socket_filter(allowed).export_bpf(fh)
+        fh.seek(0)
+        return fh.read()
 
 
 def _program_fd(program: bytes) -> int:
