@@ -83,7 +83,7 @@ def resolve_url(endpoint: str, repo: str, revision: str, path: str) -> str:
 
 
 def _cache_file(cache_dir: Path, endpoint: str, repo: str, revision: str) -> Path:
-    host = urlsplit(endpoint).netloc.replace(":", "_") or "hub"
+    host = quote(urlsplit(endpoint).netloc, safe="").replace("%3A", "_").lstrip(".") or "hub"
     return (
         cache_dir
         / "hub-listings"

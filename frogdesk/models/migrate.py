@@ -10,7 +10,7 @@ from pathlib import Path
 from frogdesk.durable import publish
 from frogdesk.models.hf_cache import blob_path, link_snapshot, snapshot_path, write_ref
 from frogdesk.models.hub import RepoListing
-from frogdesk.models.names import inside
+from frogdesk.models.names import inside, name_problem
 from frogdesk.models.pull import object_id
 
 _BLOCK = 1 << 20
@@ -48,7 +48,7 @@ def migrate_repo(listing: RepoListing, models_dir: Path, cache_dir: Path) -> lis
     A file moves only when its bytes match the listing's sha256 (the same file, at the
     listed commit); any other file stays where it is and is still found there.
     """
-    if not listing.commit:
+    if not listing.commit or name_problem(listing.repo) is not None:
         return []
     old_root = models_dir / listing.repo.split("/", 1)[0] / listing.repo.split("/", 1)[1]
     if not old_root.is_dir() or old_root.is_symlink():
