@@ -77,10 +77,15 @@ def register(sub: Any) -> None:
 
 
 def _service(args: argparse.Namespace) -> Any:
-    from frogdesk.commands.run import ask_on_tty
+    from frogdesk.commands.run import ask_on_tty, loading_backends
     from frogdesk.sessions.runner import SessionService
 
-    return SessionService(AppPaths.default(), load_settings(args), approve=ask_on_tty)
+    return SessionService(
+        AppPaths.default(),
+        load_settings(args),
+        approve=ask_on_tty,
+        backend_factory=loading_backends(getattr(args, "quiet", False)),
+    )
 
 
 def list_main(args: argparse.Namespace) -> int:

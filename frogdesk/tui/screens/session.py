@@ -375,8 +375,18 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
     def _switch(self, path: Path) -> None:
         from frogdesk.engine.backends import make_backend
 
+        shown = [-1]
+
+        def progress(fraction: float) -> None:
+            percent = int(fraction * 100)
+            if percent // 5 != shown[0] // 5:  # a repaint every 5 %, from the load thread
+                shown[0] = percent
+                self.app.call_from_thread(
+                    self.status.update_info, state=f"loading {path.name} {percent}%"
+                )
+
         try:
-            backend = make_backend(self.settings, model_path=path)
+            backend = make_backend(self.settings, model_path=path, progress=progress)
         except Exception as exc:
             self.post_message(WorkFailed(f"loading {path.name}", f"{type(exc).__name__}: {exc}"))
             return
