@@ -92,16 +92,24 @@ def format_report(report: CheckReport) -> str:
         f"Local measurements against {against}; not benchmark scores.",
         "",
         f"{'quant':<10} {'mean KL':>9} {'p99 KL':>9} {'top-1':>7} {'ppl':>10} {'ref ppl':>10}"
-        f" {'calls':>7} {'tokens':>7}  file",
+        f" {'calls':>7} {'exact/recovered/lost':>20} {'tokens':>7}  file",
     ]
     for r in report.results:
         cached = " (cached)" if r.cached else ""
         lines.append(
             f"{r.quant:<10} {r.mean_kl:>9.5f} {r.p99_kl:>9.4f} {_pct(r.top1_agreement):>7}"
-            f" {r.ppl:>10.3f} {r.ref_ppl:>10.3f} {_pct(r.tool_call_fidelity):>7} {r.tokens:>7}"
+            f" {r.ppl:>10.3f} {r.ref_ppl:>10.3f} {_pct(r.tool_call_fidelity):>7}"
+            f" {_outcomes(r.tool_calls):>20} {r.tokens:>7}"
             f"  {Path(r.file).name}{cached}"
         )
     return "\n".join(lines)
+
+
+def _outcomes(counts: dict[str, int]) -> str:
+    """`exact/recovered/lost` call counts, or n/a when the result predates them."""
+    if not counts:
+        return "n/a"
+    return f"{counts.get('exact', 0)}/{counts.get('recovered', 0)}/{counts.get('lost', 0)}"
 
 
 def run_check(args: argparse.Namespace) -> int:

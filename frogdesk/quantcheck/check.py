@@ -17,7 +17,12 @@ from frogdesk.errors import FrogDeskError
 from frogdesk.quantcheck.corpus import Corpus, load_corpus
 from frogdesk.quantcheck.evaluate import EvalOptions, ModelEvaluator
 from frogdesk.quantcheck.files import quant_label
-from frogdesk.quantcheck.metrics import MetricAccumulator, compact, tool_call_fidelity
+from frogdesk.quantcheck.metrics import (
+    MetricAccumulator,
+    compact,
+    tool_call_fidelity,
+    tool_call_outcomes,
+)
 from frogdesk.quantcheck.store import (
     ReferenceKey,
     ReferenceRecord,
@@ -81,6 +86,8 @@ class QuantResult:
     reference_quant: str
     corpus_version: str
     date: str
+    tool_calls: dict[str, int] = field(default_factory=dict)
+    """Of the cases where the reference calls a tool: this file's exact, recovered and lost calls."""
     cached: bool = False
 
     def to_json(self) -> dict[str, Any]:
@@ -221,6 +228,7 @@ def _summarize(
     fidelity: tuple[float | None, int],
     reference: Path,
     corpus: Corpus,
+    outcomes: dict[str, int],
 ) -> QuantResult:
     s = acc.summary()
     return QuantResult(
@@ -233,6 +241,7 @@ def _summarize(
         ref_ppl=s["ref_ppl"],
         tool_call_fidelity=fidelity[0],
         tool_call_cases=fidelity[1],
+        tool_calls=outcomes,
         tokens=acc.count,
         reference=str(reference),
         reference_quant=quant_label(reference),
@@ -356,12 +365,15 @@ def check_quants(
             save_reference(data_dir, key, record)
             if path is reference:
                 fidelity = tool_call_fidelity(record.continuations, record.continuations)
+                outcomes = tool_call_outcomes(
+                    record.continuations, record.continuations, corpus.tools
+                )
                 results.append(
                     _store(
                         data_dir,
                         sha,
                         result_key,
-                        _summarize(path, acc, fidelity, reference, corpus),
+                        _summarize(path, acc, fidelity, reference, corpus, outcomes),
                     )
                 )
                 continue
@@ -369,9 +381,9 @@ def check_quants(
             path, record, corpus, options, progress=progress, cancel=cancel
         )
         fidelity = tool_call_fidelity(record.continuations, continuations)
-        results.append(
-            _store(data_dir, sha, result_key, _summarize(path, acc, fidelity, reference, corpus))
-        )
+        outcomes = tool_call_outcomes(record.continuations, continuations, corpus.tools)
+        summary = _summarize(path, acc, fidelity, reference, corpus, outcomes)
+        results.append(_store(data_dir, sha, result_key, summary))
     return CheckReport(str(reference), quant_label(reference), corpus.version, results)
 
 

@@ -46,6 +46,8 @@ class Corpus:
     digest: str
     documents: tuple[CorpusDocument, ...]
     cases: tuple[FidelityCase, ...]
+    tools: tuple[dict[str, Any], ...] = ()
+    """The tool schemas the transcripts offer (what a continuation's calls are read against)."""
 
 
 def default_corpus_dir() -> Path:
@@ -139,4 +141,5 @@ def load_corpus(root: Path | None = None) -> Corpus:
             cases.extend(found)
     except (KeyError, TypeError, ValueError) as exc:
         raise CorpusError(f"malformed corpus in {root}: {exc!r}") from exc
-    return Corpus(version, digest.hexdigest()[:16], tuple(documents), tuple(cases))
+    tools = tuple(t for t in setup.get("tools", ()) if isinstance(t, dict))
+    return Corpus(version, digest.hexdigest()[:16], tuple(documents), tuple(cases), tools)

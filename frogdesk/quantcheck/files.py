@@ -149,6 +149,9 @@ def describe_result(result: dict[str, Any] | None) -> str:
         return "not measured"
     fidelity = result.get("tool_call_fidelity")
     calls = "n/a" if fidelity is None else f"{100 * fidelity:.0f}%"
+    outcomes = result.get("tool_calls")
+    if isinstance(outcomes, dict) and (outcomes.get("recovered") or outcomes.get("lost")):
+        calls += f" ({outcomes.get('recovered', 0)} recovered, {outcomes.get('lost', 0)} lost)"
     return (
         f"KL {result['mean_kl']:.4f} (p99 {result['p99_kl']:.3f}), top-1 "
         f"{100 * result['top1_agreement']:.1f}%, calls {calls} vs {result['reference_quant']}"

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
+
+from frogdesk.engine.toolcall.parser import parse_reply
+from frogdesk.engine.toolcall.scan import CALL_CLOSE, CALL_OPEN, FUNCTION_CLOSE
+from frogdesk.engine.types import ToolCallError, ToolCallEvent
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int32]
 
 _MIN_MASS = 1e-12
 _CALL_RE = re.compile(r"\A\s*<tool_call>\s*<function=([A-Za-z_][\w.\-]*)>")
+_DRIFTED_OPEN_RE = re.compile(r"\A\s*(?:<tool_call>\s*)?<function=([A-Za-z_][\w.\-]*)[>\n]")
+CallOutcome = Literal["exact", "recovered", "lost"]
 
 
 def rest_logp(top_logp: FloatArray) -> FloatArray:
@@ -63,6 +71,42 @@ def tool_call_fidelity(reference: list[str], quant: list[str]) -> tuple[float | 
         return None, 0
     same = sum(1 for r, q in counted if q == r)
     return same / len(counted), len(counted)
+
+
+def call_outcome(continuation: str, expected: str, tools: Sequence[Any]) -> CallOutcome:
+    """How a greedy continuation calls `expected`: in the exact format, recovered, or not at all.
+
+    A continuation stops at `</function>` (the check's stop string), so the `</tool_call>`
+    it cut off is put back before parsing; one cut by the token cap is judged by its opening.
+    """
+    text = continuation
+    if FUNCTION_CLOSE in text:
+        if text.lstrip().startswith(CALL_OPEN):
+            text += "\n" + CALL_CLOSE
+        for event in parse_reply(text, tools, starts_in_reasoning=False):
+            if isinstance(event, ToolCallEvent):
+                if event.call.name != expected:
+                    return "lost"
+                return "recovered" if event.recovered else "exact"
+            if isinstance(event, ToolCallError):
+                return "lost"
+        return "lost"
+    if called_tool(continuation) == expected:
+        return "exact"
+    drifted = _DRIFTED_OPEN_RE.match(continuation)
+    return "recovered" if drifted and drifted.group(1) == expected else "lost"
+
+
+def tool_call_outcomes(
+    reference: list[str], quant: list[str], tools: Sequence[Any]
+) -> dict[str, int]:
+    """Over the cases where the reference calls a tool: the quant's exact, recovered and lost calls."""
+    counts = {"exact": 0, "recovered": 0, "lost": 0}
+    for ref, got in zip(reference, quant, strict=True):
+        expected = called_tool(ref)
+        if expected is not None:
+            counts[call_outcome(got, expected, tools)] += 1
+    return counts
 
 
 @dataclass

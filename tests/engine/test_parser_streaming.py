@@ -13,6 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser
+from frogdesk.engine.toolcall.scan import read_call, read_exact_call
+from frogdesk.engine.toolcall.values import tool_specs
 from frogdesk.engine.types import EngineEvent, Reply, ToolSchema
 
 PROPERTIES: dict[str, dict[str, Any]] = {
@@ -140,3 +142,15 @@ def test_whole_and_streamed_agree_for_random_chunkings(text: str, data: st.DataO
     assert outcome(chunks, strict=False, reasoning=True) == outcome(
         [text], strict=False, reasoning=True
     )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(call=call_texts())
+def test_the_fast_exact_reading_agrees_with_the_full_reader(call: str) -> None:
+    specs = tool_specs(TOOLS)
+    body = call.removeprefix("<tool_call>\n").removesuffix("</tool_call>")
+    fast = read_exact_call(body, specs)
+    full = read_call(body, specs, closed=True, recover=False)
+    if fast is not None:
+        assert (fast.state, fast.name, fast.params) == (full.state, full.name, full.params)
+        assert not full.ambiguity and not full.may_differ()

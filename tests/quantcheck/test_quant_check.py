@@ -84,9 +84,10 @@ def test_json_shape(first_report: CheckReport) -> None:
     data = first_report.to_json()
     assert data["corpus_version"] == "1" and data["reference"].endswith("F16.gguf")
     wanted = {"file", "quant", "mean_kl", "p99_kl", "top1_agreement", "ppl", "ref_ppl",
-              "tool_call_fidelity", "tokens"}  # fmt: skip
+              "tool_call_fidelity", "tool_calls", "tokens"}  # fmt: skip
     for row in data["results"]:
         assert wanted <= set(row)
+        assert sum(row["tool_calls"].values()) == row["tool_call_cases"]
 
 
 def test_results_are_cached_and_reused(

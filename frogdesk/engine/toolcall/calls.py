@@ -20,6 +20,7 @@ from frogdesk.engine.toolcall.scan import (
     Reading,
     State,
     read_call,
+    read_exact_call,
 )
 from frogdesk.engine.toolcall.values import ToolSpec, build_arguments, strip_one_newline
 
@@ -71,6 +72,9 @@ def decide_wrapped(body: str, specs: Mapping[str, ToolSpec]) -> tuple[State, Rea
     with a recovered reading to fall back on if the exact one never closes (or none), or
     FAILED with the exact reading's error.
     """
+    fast = read_exact_call(body, specs)
+    if fast is not None:
+        return State.DONE, fast, ""
     exact = read_call(body, specs, closed=True, recover=False)
     if exact.state is State.DONE and not exact.may_differ():
         return State.DONE, exact, ""

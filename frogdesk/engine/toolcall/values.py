@@ -8,6 +8,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from frogdesk.engine.types import ToolSchema
@@ -29,13 +30,13 @@ class ToolSpec:
     name: str
     parameters: Mapping[str, Any]
 
-    @property
+    @cached_property
     def properties(self) -> Mapping[str, Any]:
         """Parameter name -> JSON schema."""
         props = self.parameters.get("properties") or {}
         return props if isinstance(props, Mapping) else {}
 
-    @property
+    @cached_property
     def required(self) -> list[str]:
         """Names of the required parameters, in schema order."""
         req = self.parameters.get("required") or []
