@@ -126,13 +126,13 @@ def parse_all(module: ModuleType, tools: list[ToolSchema], chunked: list[list[st
 def best_of_both(
     first: Callable[[], object], second: Callable[[], object], repeat: int
 ) -> tuple[float, float]:
-    """The best wall times of `repeat` runs of each, alternated so load drift hits both alike."""
+    """The best CPU times of `repeat` runs of each (CPU, not wall: the machine is shared), alternated."""
     times: tuple[list[float], list[float]] = ([], [])
     for _ in range(repeat):
         for fn, out in ((first, times[0]), (second, times[1])):
-            start = time.perf_counter()
+            start = time.process_time()
             fn()
-            out.append(time.perf_counter() - start)
+            out.append(time.process_time() - start)
     return min(times[0]), min(times[1])
 
 
