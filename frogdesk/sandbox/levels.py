@@ -198,7 +198,9 @@ def _shell_for(
     if level == "bwrap":
         bwrap = find_bwrap()
         assert bwrap is not None
-        shell = BwrapShell(policy, bwrap)
+        bwrap_shell = BwrapShell(policy, bwrap)
+        warnings = [*bwrap_shell.warnings, *warnings]
+        shell = bwrap_shell
     elif level == "landlock":
         landlock = LandlockShell(policy)
         warnings = [*landlock.warnings, *warnings, PARTIAL_NOTICE]

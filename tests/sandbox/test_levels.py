@@ -88,3 +88,22 @@ def test_shell_without_a_worktree_gets_a_private_workdir(tmp_path: Path) -> None
     work = tmp_path / "private" / "work"
     result = choice.shell.run("echo ok > f && cat f", work, 30)
     assert result.stdout == "ok\n"
+
+
+def test_bwrap_without_libseccomp_says_what_it_cannot_filter(
+    worktree: Worktree, user_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    try:
+        detect("bwrap")
+    except SandboxError as exc:
+        pytest.skip(str(exc))
+    import frogdesk.sandbox.shells.bwrap as bwrap_mod
+
+    def unusable(allowed: object) -> bytes:
+        raise OSError("libseccomp.so.2: cannot open shared object file")
+
+    monkeypatch.setattr(bwrap_mod, "seccomp_program", unusable)
+    choice = choose_shell("bwrap", worktree=worktree, user_home=user_home)
+    assert any("No seccomp filter" in w and "libseccomp.so.2" in w for w in choice.warnings)
+    result = choice.shell.run("echo still-isolated", worktree.path, 30)
+    assert (result.exit_code, result.stdout) == (0, "still-isolated\n")

