@@ -40,7 +40,7 @@ def _replies() -> list[str]:
     return [
         *("Run.\n</think>\n\n" + call("Bash", command=command) for command in COMMANDS),
         "Note.\n</think>\n\n" + call("Write", file_path=FILE_NAME, content="x\n"),
-        "Done.\n</think>\n\nAll done.",
+        "Done \x1b]0;title\x07.\n</think>\n\nAll done \x1b]52;c;eA==\x07.",
     ]
 
 
@@ -64,6 +64,12 @@ async def test_tool_cards_and_review_list_show_markup_literally(tmp_path: Path) 
         await wait_for(
             pilot, lambda: screen.last_exit is not None and not screen.running, "the run", 60
         )
+        # Reasoning and answer: escapes shown, none passed on raw.
+        answer = screen.conversation.query(".content").last().source  # type: ignore[attr-defined]
+        assert "All done \\x1b]52;c;eA==\\x07." in answer and "\x1b" not in answer
+        reasoning = [str(s.render()) for s in screen.conversation.query(".reasoning-text")]
+        assert any("Done \\x1b]0;title\\x07." in r for r in reasoning)
+        assert not any("\x1b" in r for r in reasoning)
         cards = screen.conversation.cards
         first = cards[0]
         shown = [str(c.query_one(CollapsibleTitle).label) for c in cards]

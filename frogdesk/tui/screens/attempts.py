@@ -13,7 +13,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, Footer, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static
 
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
@@ -21,6 +21,7 @@ from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted
 from frogdesk.tui.bindings import attempts_bindings
 from frogdesk.tui.messages import WorkFailed
 from frogdesk.tui.ports import ApproveCommand, Workbench
+from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 
@@ -181,7 +182,7 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
             for index in range(self.request.n):
                 yield Static(Text(self.progress[index]), classes="attempt-card", id=f"card-{index}")
         yield Static(Text(""), id="attempts-footer")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Start the attempts."""

@@ -11,7 +11,7 @@ from pathlib import Path
 from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from frogdesk.config import Settings
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
@@ -25,6 +25,7 @@ from frogdesk.tui.screens.attempts_flow import StartsAttempts
 from frogdesk.tui.screens.modals import ApproveCommandScreen, StopAnswer, StopChoiceScreen
 from frogdesk.tui.stream import EventBuffer
 from frogdesk.tui.widgets.conversation import Conversation
+from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.prompt_input import PromptInput
 from frogdesk.tui.widgets.status_bar import StatusBar, short_model
 from frogdesk.tui.workers import ShowsWorkerErrors
@@ -68,7 +69,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         yield Conversation(self.syntax_style, id="conversation")
         yield PromptInput(id="prompt", placeholder="Describe a task for the model, then Enter")
         yield StatusBar(id="status")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Fill the status bar and start the frame timer."""

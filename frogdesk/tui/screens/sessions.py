@@ -12,11 +12,12 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Label
+from textual.widgets import DataTable, Label
 
 from frogdesk.tui.ports import SessionSummary, Workbench
 from frogdesk.tui.screens.modals import ConfirmScreen
 from frogdesk.tui.untrusted import plain_cell
+from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 
@@ -46,7 +47,7 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
         with Vertical(id="picker"):
             yield Label("Sessions in this repository", id="picker-title")
             yield DataTable(id="sessions-table", cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """Read the sessions in a worker."""

@@ -13,12 +13,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Label, ProgressBar, Static
+from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
 from frogdesk.models.download import Progress
 from frogdesk.paths import AppPaths
 from frogdesk.tui.untrusted import plain_block
+from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, human_bytes, warnings_text
 from frogdesk.tui.workers import ShowsWorkerErrors
 
@@ -111,7 +112,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             yield Static("", id="picker-warnings", classes="picker-warning", markup=False)
             yield ProgressBar(id="picker-progress", show_eta=False)
             yield Input(placeholder=PATH_PLACEHOLDER, id="picker-local")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         """List the quants, or load the given model at once."""

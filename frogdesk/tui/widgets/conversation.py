@@ -7,6 +7,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Collapsible, Markdown, Static
 
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
+from frogdesk.inert import inert_text
 from frogdesk.leaf.events import (
     LoopEvent,
     Notice,
@@ -50,11 +51,13 @@ class ReasoningView(Collapsible):
         finished: list[ReasoningParagraph] = []
         while (end := shown.find("\n\n", self._done + 1)) >= 0:
             paragraph = shown[self._done : end]
-            finished.append(ReasoningParagraph(paragraph, classes="reasoning-text", markup=False))
+            finished.append(
+                ReasoningParagraph(inert_text(paragraph), classes="reasoning-text", markup=False)
+            )
             self._done = end + 2
         if finished:
             await self.query_one(Collapsible.Contents).mount_all(finished, before=self._tail)
-        self._tail.update(shown[self._done :])
+        self._tail.update(inert_text(shown[self._done :]))
 
 
 class Conversation(VerticalScroll):
@@ -87,13 +90,13 @@ class Conversation(VerticalScroll):
     async def add_user(self, text: str) -> None:
         """Show what the user typed."""
         self._end_segment()
-        await self.mount(Static(text, classes="user-prompt", markup=False))
+        await self.mount(Static(inert_text(text), classes="user-prompt", markup=False))
         self.scroll_end(animate=False)
 
     async def add_notice(self, text: str, level: str = "info") -> None:
         """Show a line for the user only."""
         self._end_segment()
-        await self.mount(Static(text, classes=f"notice -{level}", markup=False))
+        await self.mount(Static(inert_text(text), classes=f"notice -{level}", markup=False))
         self.scroll_end(animate=False)
 
     def set_reasoning_collapsed(self, collapsed: bool) -> None:
@@ -127,7 +130,8 @@ class Conversation(VerticalScroll):
                     "", classes="content", parser_factory=self._markdown_parser
                 )
                 await self.mount(self._content)
-            await self._content.append(event.text)
+            # Markdown is not markup, but a raw escape in the model's text must still not pass.
+            await self._content.append(inert_text(event.text))
         elif isinstance(event, ToolStarted):
             self._end_segment()
             card = ToolCard(event.call, self.syntax_style)
