@@ -207,18 +207,19 @@ def create_worktree(repo: Path, worktrees_dir: Path, name: str) -> Worktree:
     return wt
 
 
-def load_worktree(worktrees_dir: Path, name: str) -> Worktree:
+def load_worktree(worktrees_dir: Path, name: str, *, check: bool = True) -> Worktree:
     """The worktree recorded as worktrees_dir/name (to resume a session).
 
     SandboxError if it is gone; TamperedWorktree if its git metadata no longer matches
-    the record (the sandbox wrote it).
+    the record (the sandbox wrote it), unless check=False (to discard it).
     """
     _check_name(name)
     path = Path(worktrees_dir).resolve() / name
     wt = _read_sidecar(_sidecar(path))
     if wt is None or not path.is_dir():
         raise SandboxError(f"no worktree named {name!r} in {worktrees_dir}")
-    verified(wt)
+    if check:
+        verified(wt)
     return wt
 
 

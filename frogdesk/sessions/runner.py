@@ -392,7 +392,8 @@ class SessionService:
         record = self.store.get(session_id)
         worktree_path = Path(record.worktree)
         try:
-            worktree = load_worktree(worktree_path.parent, worktree_path.name)
+            # unchecked: a tampered worktree must be removable too (by hand, not by git)
+            worktree = load_worktree(worktree_path.parent, worktree_path.name, check=False)
         except Exception:
             worktree = None
         if worktree is not None:

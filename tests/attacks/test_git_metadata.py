@@ -31,6 +31,14 @@ def _folder(path: Path) -> Path:
     return path
 
 
+def _worktrees_dirs() -> list[Path]:
+    """Every session worktree folder left in FrogDesk's data directory."""
+    from frogdesk.paths import AppPaths
+
+    folder = AppPaths.default().worktrees_dir
+    return [p for p in folder.iterdir() if p.is_dir()] if folder.is_dir() else []
+
+
 def _review(session_id: str) -> tuple[int, str, str]:
     done = frogdesk("review", session_id)
     return done.returncode, done.stdout, done.stderr
@@ -67,6 +75,11 @@ def test_planted_git_dir_never_runs_outside(
         _one_line_refusal(err)
     assert not marker.exists()
     assert changed_paths(before, repo_state(repo)) == set()
+    # Discarding works on a tampered session too, and removes its registration.
+    assert frogdesk("sessions", "discard", run.session_id).returncode == 0
+    assert not (repo / ".git" / "worktrees" / run.session_id).exists()
+    assert not any(p.name == run.session_id for p in _worktrees_dirs())
+    assert not marker.exists()
 
 
 def test_worktree_config_filter_never_runs_outside(
