@@ -14,6 +14,7 @@ from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.review import ReviewScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.screens.setup import ModelSetupScreen
+from frogdesk.tui.widgets.prompt_input import PromptInput
 from tests.support.demo import demo_listing, mid_run
 from tests.support.pilot import wait_for
 from tests.support.scripted import call, make_repo, write_script
@@ -54,6 +55,8 @@ def test_session_mid_run(theme: str, snap_compare: Any) -> None:
             lambda: len(screen.conversation.cards) == 2 and screen.status.info.step == 2,
             "the run",
         )
+        # The prompt's cursor blinks; held on, the picture no longer depends on when it is taken.
+        screen.query_one(PromptInput).cursor_blink = False
         await pilot.pause(0.1)
 
     try:
