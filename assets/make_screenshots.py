@@ -47,11 +47,11 @@ async def main() -> None:
     os.environ["HF_HUB_OFFLINE"] = "1"
     sys.path.insert(0, str(ROOT))
     from frogdesk.config import Settings
+    from frogdesk.core.workbench import CoreWorkbench
     from frogdesk.paths import AppPaths
     from frogdesk.sessions.record import SessionRecord
     from frogdesk.sessions.runner import SessionService, SessionSpec
     from frogdesk.tui.app import FrogDeskApp
-    from frogdesk.tui.core import CoreWorkbench
     from frogdesk.tui.screens.review import ReviewScreen
     from frogdesk.tui.screens.setup import ModelSetupScreen
     from tests.support.demo import demo_listing, mid_run
@@ -106,7 +106,7 @@ async def main() -> None:
         None,
         script_settings,
         first_screen=lambda app: ReviewScreen(
-            done, service.store.session_dir(done.id), app.syntax_style
+            CoreWorkbench(repo, script_settings, script=script), done.id, app.syntax_style
         ),
     )
 

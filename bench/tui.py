@@ -14,18 +14,21 @@ import asyncio
 import json
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.config import Settings
-from frogdesk.engine.types import Backend, BackendInfo, GenerationSettings, Message, Reply, Usage
+from frogdesk.core.history import HistoryItem
+from frogdesk.core.ports import ApproveCommand
+from frogdesk.core.workbench import CoreWorkbench
+from frogdesk.engine.types import Backend, GenerationSettings, Message, Reply, Usage
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage
+from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.tui.ports import ApproveCommand, SessionSummary
 
 PROMPT = "Write a long, detailed story about a frog who learns to program in Python."
 
@@ -71,57 +74,28 @@ class BenchSession:
             emit(StepUsage(0, reply.usage))
         emit(RunFinished("agent", reply.content, n_steps=1))
 
+    def history(self) -> list[HistoryItem]:
+        """Nothing is stored: each round is one reply shown live."""
+        return []
+
     def changed_files(self) -> int:
         """Nothing changes on disk."""
         return 0
 
 
-class BenchWorkbench:
-    """Hands the one BenchSession to the TUI."""
+class BenchWorkbench(CoreWorkbench):
+    """The core's workbench in a throwaway home; a new session is the one BenchSession."""
 
-    def __init__(self, session: BenchSession) -> None:
+    def __init__(self, session: BenchSession, home: Path) -> None:
+        paths = AppPaths(home / "config", home / "data", home / "cache")
+        super().__init__(
+            home, Settings(), backend=session.backend, paths=paths, sandbox_level="n/a"
+        )
         self.session = session
 
-    def backend_info(self) -> BackendInfo:
-        return self.session.backend.info
-
-    def server_model(self) -> str:
-        return ""
-
-    def sandbox_level(self) -> str:
-        return "n/a"
-
     def new_session(self, task: str, approve: ApproveCommand) -> BenchSession:
+        """The bench's session, whatever the task."""
         return self.session
-
-    def resume(self, session_id: str, approve: ApproveCommand) -> BenchSession:
-        return self.session
-
-    def sessions(self) -> list[SessionSummary]:
-        return []
-
-    def discard(self, session_id: str) -> None:
-        return None
-
-    def session_dir(self, session_id: str) -> Path:
-        return Path("/nonexistent")
-
-    def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> BenchSession:
-        return self.session
-
-    def detect_check(self) -> tuple[str, str]:
-        return "", ""
-
-    def run_attempts(self, task: str, n: int, check: str, *rest: object) -> AttemptsOutcome:
-        raise RuntimeError("the TUI benchmark runs one session, not attempts")
-
-    def attempt_patch(self, session_id: str) -> str:
-        return ""
-
-    def choose_attempt(
-        self, outcome: AttemptsOutcome, session_id: str, keep: bool
-    ) -> SessionRecord:
-        raise RuntimeError("the TUI benchmark runs one session, not attempts")
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -140,7 +114,8 @@ async def in_tui(backend: Backend, max_tokens: int, rounds: int, keys: int) -> d
     from frogdesk.tui.widgets.prompt_input import PromptInput
 
     session = BenchSession(backend, max_tokens)
-    app = FrogDeskApp(BenchWorkbench(session), Settings())
+    home = Path(tempfile.mkdtemp(prefix="frogdesk-bench-"))
+    app = FrogDeskApp(BenchWorkbench(session, home), Settings())
     idle: list[float] = []
     busy: list[float] = []
     async with app.run_test(size=(120, 40)):

@@ -22,9 +22,10 @@ from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.leaf.trajectory import write_results
+from frogdesk.sessions.active import ActiveSession, SessionSpec
 from frogdesk.sessions.parts import BackendFactory
 from frogdesk.sessions.patch import worktree_diff
-from frogdesk.sessions.runner import ActiveSession, SessionOutcome, SessionService, SessionSpec
+from frogdesk.sessions.runner import SessionOutcome, SessionService
 
 MAX_ATTEMPTS = 16
 """More attempts than this at once is almost surely a typo."""

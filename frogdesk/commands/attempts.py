@@ -147,7 +147,7 @@ def run_attempts_command(
         run_attempts,
     )
     from frogdesk.commands.run import ProgressPrinter, stop_on_signals
-    from frogdesk.sessions.runner import apply_all
+    from frogdesk.core.reviewing import apply_all
 
     timeout = (
         args.check_timeout if args.check_timeout is not None else service.settings.check_timeout
@@ -181,7 +181,7 @@ def run_attempts_command(
             for gone in choose_attempt(service, outcome, outcome.chosen, keep_others=False):
                 printer.write(f"discarded {gone}")
         if outcome.chosen and args.apply:
-            printer.write(apply_all(service, service.store.get(outcome.chosen)))
+            printer.write(apply_all(service.store, outcome.chosen))
     except AttemptsError as exc:
         raise UserError(str(exc)) from None
     if args.json:

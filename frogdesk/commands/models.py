@@ -12,6 +12,7 @@ from typing import Any
 from frogdesk.commands.common import UserError, config_path, load_settings
 from frogdesk.commands.quantcheck import add_check_arguments, run_check
 from frogdesk.config import Settings
+from frogdesk.core.models import drift_result, fit_context, progress_line
 from frogdesk.inert import inert_line
 from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
 from frogdesk.models.download import Progress, download_limits
@@ -36,21 +37,13 @@ from frogdesk.models.resolve import resolve_local
 from frogdesk.models.spec import ModelSpec, parse_spec
 from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths
-from frogdesk.quantcheck.files import describe_result, latest_result
-
-
-def human_bytes(n: float) -> str:
-    """Decimal units, as the Hub shows file sizes (2.80 GB)."""
-    for unit in ("B", "kB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
-        n /= 1000
-    return f"{n:.2f} TB"
+from frogdesk.quantcheck.files import describe_result
+from frogdesk.sizes import human_bytes
 
 
 def _context(args: argparse.Namespace, settings: Settings) -> int:
     explicit: int | None = getattr(args, "context", None)
-    return explicit or settings.context_size or settings.max_context_tokens
+    return fit_context(settings, explicit)
 
 
 def _show_warnings(
@@ -68,12 +61,7 @@ def _show_warnings(
             )
 
 
-def _measured(row: CatalogRow, data_dir: Path) -> dict[str, Any] | None:
-    """The latest quant-check result of a row's file (None: not measured, or not on disk)."""
-    return latest_result(data_dir, row.local_path) if row.local_path else None
-
-
-def _table(rows: list[CatalogRow], data_dir: Path) -> str:
+def _table(rows: list[CatalogRow], paths: AppPaths) -> str:
     header = ("FILE", "QUANT", "BITS", "SIZE", "ON DISK", "FIT", "WARNINGS", "DRIFT (quant check)")
     lines = [header]
     for row in rows:
@@ -89,7 +77,7 @@ def _table(rows: list[CatalogRow], data_dir: Path) -> str:
                 "yes" if row.local_path else "no",
                 row.fit,
                 ",".join(w.id for w in row.warnings) or "-",
-                inert_line(describe_result(_measured(row, data_dir))),
+                inert_line(describe_result(drift_result(row, paths))),
             )
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
@@ -127,7 +115,7 @@ def cmd_list(args: argparse.Namespace) -> int:
                     "source": source,
                     "context": context,
                     "models": [
-                        {**r.to_dict(), "quant_check": _measured(r, paths.data_dir)} for r in rows
+                        {**r.to_dict(), "quant_check": drift_result(r, paths)} for r in rows
                     ],
                 },
                 indent=2,
@@ -139,7 +127,7 @@ def cmd_list(args: argparse.Namespace) -> int:
             "no models found" + ("" if args.repo else "; pull one with `frogdesk models pull SPEC`")
         )
         return 0
-    print(_table(rows, paths.data_dir))
+    print(_table(rows, paths))
     note = f"\nfrom {inert_line(source)}; fit at {context:,} tokens of context (or the model's own maximum)"
     if any(r.fit.endswith("~") for r in rows):
         note += "; FIT~ is judged from the file size alone (pull any quant of the repo for its KV cache)"
@@ -148,9 +136,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _progress_line(p: Progress) -> None:
-    eta = f"{p.eta:.0f}s" if p.eta is not None else "?"
     print(
-        f"\r{inert_line(p.file)}: {human_bytes(p.done)} / {human_bytes(p.total)}  {human_bytes(p.rate)}/s  ETA {eta}   ",
+        f"\r{inert_line(progress_line(p))}   ",
         end="" if p.done < p.total else "\n",
         file=sys.stderr,
         flush=True,

@@ -5,24 +5,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError
+from frogdesk.core.reviewing import (
+    SessionReview,
+    WorktreeGoneError,
+    apply_reviewed,
+    load_review,
+    undo_latest,
+)
 from frogdesk.errors import describe_os_error
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.paths import AppPaths
-from frogdesk.review.apply import apply_hunks
-from frogdesk.review.decisions import load_decisions, save_decisions
-from frogdesk.review.diff import compute_diff
+from frogdesk.review.decisions import save_decisions
 from frogdesk.review.fsops import UnsafePath
 from frogdesk.review.gitcmd import GitError
-from frogdesk.review.model import FileChange, SessionDiff
+from frogdesk.review.model import FileChange
 from frogdesk.review.show import detail_lines, file_facts, hunk_json
-from frogdesk.review.undo import latest_record, undo_apply
-from frogdesk.review.user_changes import USER_CHANGED_NOTE, load_user_changes
-from frogdesk.sessions.record import SessionRecord
+from frogdesk.review.user_changes import USER_CHANGED_NOTE
 from frogdesk.sessions.store import SessionNotFoundError, SessionStore
 
 
@@ -53,31 +55,19 @@ def register(sub: Any) -> None:
     undo.set_defaults(func=undo_main)
 
 
-@dataclass(frozen=True)
-class _Loaded:
-    record: SessionRecord
-    session_dir: Path
-    diff: SessionDiff
-
-
 def _store() -> SessionStore:
     return SessionStore(AppPaths.default().sessions_dir)
 
 
-def _load(session_id: str) -> _Loaded:
-    store = _store()
+def _load(session_id: str) -> SessionReview:
     try:
-        record = store.get(session_id)
+        return load_review(_store(), session_id)
     except SessionNotFoundError:
         raise UserError(f"no session {session_id!r} (see `frogdesk sessions`)") from None
-    worktree = Path(record.worktree)
-    if not worktree.is_dir():
-        raise UserError(f"the worktree of session {record.id} is gone: {worktree}")
-    try:
-        diff = compute_diff(worktree, record.base_commit)
+    except WorktreeGoneError as exc:
+        raise UserError(str(exc)) from None
     except GitError as exc:
-        raise UserError(f"cannot diff session {record.id}: {exc}") from None
-    return _Loaded(record, store.session_dir(record.id), diff)
+        raise UserError(f"cannot diff session {session_id}: {exc}") from None
 
 
 def _user_changed(change: FileChange, flagged: set[str]) -> bool:
@@ -91,8 +81,8 @@ def review_main(args: argparse.Namespace) -> int:
     changes and binary sizes; untrusted text is printed inert (escapes shown, not run).
     """
     loaded = _load(args.session)
-    decisions = load_decisions(loaded.session_dir)
-    flagged = load_user_changes(loaded.session_dir)
+    decisions = loaded.decisions
+    flagged = loaded.user_changed
     facts = file_facts(Path(loaded.record.worktree), loaded.diff)
     if args.json:
         payload = {
@@ -165,21 +155,10 @@ def apply_main(args: argparse.Namespace) -> int:
             ids.extend(h.id for h in change.hunks)
     if not ids:
         raise UserError("nothing to apply")
-    decisions = load_decisions(loaded.session_dir)
-    decisions.decide(ids, "approved")
+    loaded.decisions.decide(ids, "approved")
     try:
-        save_decisions(loaded.session_dir, decisions)
-        result = apply_hunks(
-            Path(loaded.record.repo),
-            Path(loaded.record.worktree),
-            diff,
-            ids,
-            edits=decisions.edited_lines(diff),
-            session_dir=loaded.session_dir,
-            session_id=loaded.record.id,
-            commit_message=args.commit,
-            user_changed=load_user_changes(loaded.session_dir),
-        )
+        save_decisions(loaded.session_dir, loaded.decisions)
+        result = apply_reviewed(loaded, ids, commit_message=args.commit)
     except OSError as exc:
         raise UserError(f"apply failed, nothing was written: {describe_os_error(exc)}") from None
     except (GitError, UnsafePath) as exc:
@@ -200,10 +179,9 @@ def undo_main(args: argparse.Namespace) -> int:
             session_id = store.get(args.session).id
         except SessionNotFoundError:
             raise UserError(f"no session {args.session!r}") from None
-    found = latest_record(store.root, session_id)
-    if found is None:
+    result = undo_latest(store, session_id)
+    if result is None:
         raise UserError("nothing to undo")
-    result = undo_apply(*found)
     if not result.ok:
         print(inert_text(result.report()), file=sys.stderr)
         return 1

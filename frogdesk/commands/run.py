@@ -181,7 +181,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(args: argparse.Namespace) -> int:
     """Run the session to its end; exit 0 when the agent gave a final answer, 1 otherwise."""
-    from frogdesk.sessions.runner import SessionService, SessionSpec
+    from frogdesk.sessions.active import SessionSpec
+    from frogdesk.sessions.runner import SessionService
 
     settings = load_settings(args, _overrides(args))
     backend = settings.backend
@@ -258,7 +259,7 @@ def run_session(
     `opener`, when given, makes the ActiveSession instead (send-back, model switch); it may
     tell the user what it does through the printer.
     """
-    from frogdesk.sessions.runner import apply_all
+    from frogdesk.core.reviewing import apply_all
 
     printer = ProgressPrinter(sys.stderr, getattr(args, "quiet", False))
     if opener is not None:
@@ -278,7 +279,7 @@ def run_session(
     traj_path, patch_path = write_results(output.expanduser(), outcome.trajectory)
     printer.write(f"wrote {traj_path} and {patch_path}")
     if getattr(args, "apply", False) and outcome.patch:
-        printer.write(apply_all(service, outcome.record))
+        printer.write(apply_all(service.store, outcome.record.id))
     if args.json:
         summary = {
             "session_id": outcome.record.id,

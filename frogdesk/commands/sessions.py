@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError, load_settings
+from frogdesk.core.status import status_words
 from frogdesk.inert import inert_line
 from frogdesk.paths import AppPaths
+from frogdesk.sessions.active import shown_status
 from frogdesk.sessions.store import DAMAGED_LINES_FILE, TRANSCRIPT_FILE
 
 
@@ -90,8 +92,6 @@ def _service(args: argparse.Namespace) -> Any:
 
 def list_main(args: argparse.Namespace) -> int:
     """Print the sessions (a table, or JSON with --json)."""
-    from frogdesk.sessions.runner import shown_status
-
     store = _service(args).store
     records = store.list()
     damaged = store.damaged()
@@ -110,10 +110,7 @@ def list_main(args: argparse.Namespace) -> int:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
         task = inert_line(r.task.replace("\n", " "))
         task = task if len(task) <= 50 else task[:49] + "…"
-        reason = f" ({r.exit_reason})" if r.exit_reason else ""
-        sys.stdout.write(
-            f"{r.id}  {when}  {shown_status(r) + reason:<24} {r.n_steps:>4} steps  {task}\n"
-        )
+        sys.stdout.write(f"{r.id}  {when}  {status_words(r):<24} {r.n_steps:>4} steps  {task}\n")
     for d in damaged:
         sys.stdout.write(inert_line(f"{d.id}  damaged: {d.path.name}: {d.reason}") + "\n")
         sys.stdout.write(inert_line(f"  {d.way_forward()}") + "\n")
@@ -199,8 +196,6 @@ def send_back_main(args: argparse.Namespace) -> int:
 
 def discard_main(args: argparse.Namespace) -> int:
     """Remove the session's worktree; its transcript and records stay."""
-    from frogdesk.sessions.runner import shown_status
-
     service = _service(args)
     record = service.store.get(args.id)
     if shown_status(record) == "running":

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.config import Settings
-from frogdesk.engine.types import Backend, Message, ToolSchema
+from frogdesk.engine.types import Message
 from frogdesk.errors import DiskFullError, FrogDeskError
 from frogdesk.leaf.events import LoopEvent, Notice
 from frogdesk.leaf.loop import LoopConfig, run_loop
@@ -27,10 +27,10 @@ from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.paths import AppPaths
 from frogdesk.sandbox.errors import TamperedWorktree
 from frogdesk.sandbox.worktree import Worktree, create_worktree, discard_worktree, load_worktree
+from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
 from frogdesk.sessions.parts import (
     BackendFactory,
     ShellFactory,
-    ShellPick,
     default_backend,
     default_shell,
     prune_worktrees,
@@ -51,50 +51,6 @@ from frogdesk.sessions.watch import UserChangeLog
 
 
 @dataclass(frozen=True)
-class SessionSpec:
-    """What the user asked for: a task on a repository, with a backend and its model source."""
-
-    task: str
-    repo: Path
-    backend: str = "llama"
-    """`llama`, `openai` or `script`."""
-    model: str = ""
-    """Model spec or .gguf path (llama), model name (openai)."""
-    endpoint: str = ""
-    script: str = ""
-
-
-@dataclass
-class ActiveSession:
-    """A session ready to run: its record, worktree, backend, shell and the transcript so far."""
-
-    record: SessionRecord
-    worktree: Worktree
-    backend: Backend
-    shell: ShellPick
-    settings: Settings
-    tools: list[ToolSchema]
-    transcript: Transcript
-
-    @property
-    def finished(self) -> bool:
-        """True when the transcript already ends with a final answer."""
-        return self.transcript.ended_with_answer()
-
-    def close(self) -> None:
-        """Free the backend."""
-        self.backend.close()
-
-    def override(self, values: dict[str, Any]) -> None:
-        """Run on with other settings (a resume with raised limits): they replace the
-        session's own and are recorded in its record, written when the run starts."""
-        if not values:
-            return
-        self.settings = dataclasses.replace(self.settings, **values)
-        self.record.settings.update(values)
-
-
-@dataclass(frozen=True)
 class SessionOutcome:
     """A finished run: the loop's result, the patch, the changed files and the trajectory."""
 
@@ -109,25 +65,6 @@ def _settings_from(record: SessionRecord, fallback: Settings) -> Settings:
     known = {f.name for f in dataclasses.fields(Settings)}
     values = {k: v for k, v in record.settings.items() if k in known}
     return dataclasses.replace(fallback, **values)
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def shown_status(record: SessionRecord) -> str:
-    """The status to show: a `running` session whose process is gone was interrupted."""
-    if record.status == "running" and not _pid_alive(record.pid):
-        return "interrupted"
-    return record.status
 
 
 class SessionService:
@@ -404,34 +341,8 @@ class SessionService:
         return record
 
 
-def apply_all(service: SessionService, record: SessionRecord) -> str:
-    """Apply every hunk of a session to the user's repository (undoable); the apply report."""
-    from frogdesk.review.apply import apply_hunks
-    from frogdesk.review.diff import compute_diff
-    from frogdesk.review.user_changes import load_user_changes
-
-    worktree = Path(record.worktree)
-    diff = compute_diff(worktree, record.base_commit)
-    result = apply_hunks(
-        Path(record.repo),
-        worktree,
-        diff,
-        list(diff.hunk_ids()),
-        session_dir=service.store.session_dir(record.id),
-        session_id=record.id,
-        user_changed=load_user_changes(service.store.session_dir(record.id)),
-    )
-    if not result.applied:
-        raise ApplyRefusedError(result.report())
-    return result.report()
-
-
 class ApplyRefusedError(FrogDeskError, RuntimeError):
     """Applying a session's changes conflicted with the user's files; nothing was written."""
-
-
-class SessionClosedError(FrogDeskError, ValueError):
-    """The session was discarded: its worktree is gone, it cannot run again."""
 
 
 class TaskTextError(FrogDeskError, ValueError):

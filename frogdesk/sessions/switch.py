@@ -4,17 +4,38 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from frogdesk.config import Settings
 from frogdesk.engine.estimate import estimate_prompt_tokens
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.models.switch import SwitchPlan, plan_switch
+from frogdesk.paths import AppPaths
+from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
+from frogdesk.sessions.parts import BackendFactory
+from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import SessionBusyError
-from frogdesk.sessions.store import Transcript
+from frogdesk.sessions.store import SessionStore, Transcript
 
-if TYPE_CHECKING:
-    from frogdesk.sessions.runner import ActiveSession, SessionService
+
+class SessionHost(Protocol):
+    """The part of the session service a switch uses: the store, the backends, reopening."""
+
+    paths: AppPaths
+    settings: Settings
+    store: SessionStore
+    backend_factory: BackendFactory
+
+    def open(
+        self,
+        session_id: str,
+        *,
+        record: SessionRecord | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> ActiveSession:
+        """Reopen a stored session to run it."""
+        ...
 
 
 class SwitchRefusedError(FrogDeskError, ValueError):
@@ -37,7 +58,7 @@ class ModelSwitch:
     Nothing is loaded and nothing is written until `perform()`.
     """
 
-    service: SessionService
+    service: SessionHost
     session_id: str
     plan: SwitchPlan
     active: ActiveSession | None = None
@@ -91,17 +112,15 @@ class ModelSwitch:
 
 def _like(old: Any, plan: SwitchPlan) -> Any:
     """A llama backend on the new file with the old one's options, when the old one is llama."""
-    from frogdesk.engine.llama.backend import LlamaBackend
+    from frogdesk.engine.llama.backend import LlamaBackend  # loads llama_cpp: only on a switch
 
     if isinstance(old, LlamaBackend):
         return LlamaBackend.like(old, plan.path)
     return None
 
 
-def price_switch(service: SessionService, session: str | ActiveSession, spec: str) -> ModelSwitch:
+def price_switch(service: SessionHost, session: str | ActiveSession, spec: str) -> ModelSwitch:
     """Resolve and price moving `session` (an id or a running session) to the model `spec`."""
-    from frogdesk.sessions.runner import ActiveSession, SessionClosedError, shown_status
-
     active = session if isinstance(session, ActiveSession) else None
     record = active.record if active is not None else service.store.get(str(session))
     if record.backend != "llama":

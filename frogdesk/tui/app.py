@@ -12,9 +12,10 @@ from textual.screen import Screen
 
 from frogdesk import config
 from frogdesk.config import Settings
+from frogdesk.core.ports import Workbench
 from frogdesk.inert import inert_text
 from frogdesk.tui.bindings import all_binding_ids, app_bindings, keymap_from_settings
-from frogdesk.tui.ports import Workbench
+from frogdesk.tui.messages import WorkbenchReady
 from frogdesk.tui.screens.help import HelpScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.themes import DEFAULT_THEME, css_paths, frog_themes
@@ -65,6 +66,10 @@ class FrogDeskApp(App[None]):
             self.push_screen(self.first_screen(self))
         elif self.workbench is not None:
             self.push_screen(SessionScreen(self.workbench, self.settings, self.syntax_style))
+
+    def on_workbench_ready(self, message: WorkbenchReady) -> None:
+        """The first run loaded a model: go on to a session on it."""
+        self.open_session_screen(message.workbench)
 
     def open_session_screen(self, workbench: Workbench) -> SessionScreen:
         """Switch to a fresh session screen on a ready workbench (after the first run)."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from frogdesk.config import Settings
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.tui.app import FrogDeskApp
-from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.setup import ModelSetupScreen
 
 

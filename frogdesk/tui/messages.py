@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from textual.message import Message
 
+from frogdesk.core.history import HistoryItem
+from frogdesk.core.ports import AgentSession, Workbench
 from frogdesk.engine.types import BackendInfo
-from frogdesk.tui.ports import AgentSession
 
 
 @dataclass
@@ -18,7 +19,9 @@ class SessionOpened(Message):
     prompt: str
     """The prompt to run (empty continues the transcript)."""
     run: bool = True
-    """False when the session was only reopened (resume waits for Enter or guidance)."""
+    """False when a stored session was opened (it waits for Enter or a message)."""
+    history: list[HistoryItem] = field(default_factory=list)
+    """The stored conversation to show, for an opened session."""
 
 
 @dataclass
@@ -48,3 +51,10 @@ class QuantSwitched(Message):
     """Another model is loaded for the session."""
 
     info: BackendInfo
+
+
+@dataclass
+class WorkbenchReady(Message):
+    """A model is loaded (first run): the app opens a session screen on this workbench."""
+
+    workbench: Workbench

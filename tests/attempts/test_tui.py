@@ -9,8 +9,8 @@ from rich.text import Text
 from textual.widgets import Input, Static
 
 from frogdesk.config import Settings
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.tui.app import FrogDeskApp
-from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.attempts import AttemptDiffScreen, AttemptsScreen, AttemptsSetupScreen
 from frogdesk.tui.screens.review import ReviewScreen
 from frogdesk.tui.screens.session import SessionScreen

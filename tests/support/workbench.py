@@ -6,12 +6,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from frogdesk.core.history import HistoryItem
+from frogdesk.core.ports import ApproveCommand, SessionSummary
 from frogdesk.engine.types import BackendInfo
 from frogdesk.leaf.events import LoopEvent, RunFinished, ToolFinished, ToolStarted
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.tui.ports import ApproveCommand, SessionSummary
 
 
 @dataclass
@@ -27,6 +27,8 @@ class ReplaySession:
     approve: ApproveCommand | None = None
     """Asked before each Bash call when set (the TUI's answer decides the observation)."""
     answers: list[bool] = field(default_factory=list)
+    shown: list[HistoryItem] = field(default_factory=list)
+    """What `history()` gives an opened session."""
 
     def run(self, prompt: str, cancel: threading.Event, emit: Callable[[LoopEvent], None]) -> None:
         for event in self._events(prompt, cancel):
@@ -53,6 +55,9 @@ class ReplaySession:
                     yield RunFinished("agent", "", n_steps=1)
                     return
             yield event
+
+    def history(self) -> list[HistoryItem]:
+        return list(self.shown)
 
     def changed_files(self) -> int:
         return self.changed
@@ -89,7 +94,7 @@ class ReplayWorkbench:
         self.session.approve = approve if self.level == "none" else None
         return self.session
 
-    def resume(self, session_id: str, approve: ApproveCommand) -> ReplaySession:
+    def open_session(self, session_id: str, approve: ApproveCommand) -> ReplaySession:
         return self.session
 
     def sessions(self) -> Sequence[SessionSummary]:
@@ -97,9 +102,6 @@ class ReplayWorkbench:
 
     def discard(self, session_id: str) -> None:
         self.discarded.append(session_id)
-
-    def session_dir(self, session_id: str) -> Path:
-        return Path("/nonexistent") / session_id
 
     def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> ReplaySession:
         self.sent_back.append(comment)

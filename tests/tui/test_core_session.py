@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from frogdesk.config import Settings
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.tui.app import FrogDeskApp
-from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.session import SessionScreen
 from tests.support.pilot import wait_for
 from tests.support.scripted import fingerprint, fixing_replies, make_repo, write_script

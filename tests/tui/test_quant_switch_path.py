@@ -8,9 +8,9 @@ import pytest
 from textual.widgets import DataTable, Input, Static
 
 from frogdesk.config import Settings
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.engine.backends import make_backend
 from frogdesk.tui.app import FrogDeskApp
-from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.quant import QuantSwitchScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.widgets.model_rows import COLUMNS

@@ -9,8 +9,8 @@ import pytest
 from textual.widgets import TextArea
 
 from frogdesk.config import Settings
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.tui.app import FrogDeskApp
-from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.modals import ApproveCommandScreen, StopChoiceScreen
 from frogdesk.tui.screens.review import CommentScreen, EditHunkScreen, ReviewScreen
 from frogdesk.tui.screens.session import SessionScreen
@@ -180,7 +180,7 @@ async def test_resume_after_restart(tmp_path: Path) -> None:
         await pilot.press("enter")
         await wait_for(
             pilot,
-            lambda: screen.session is not None and screen.status.info.state == "resumed",
+            lambda: screen.session is not None and screen.status.info.state == "stopped by you",
             "resume",
         )
         await pilot.press("enter")  # empty prompt: continue

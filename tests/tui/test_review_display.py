@@ -14,6 +14,7 @@ from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 from frogdesk.config import Settings
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.runner import SessionService, SessionSpec
@@ -42,7 +43,9 @@ def _review_app(service: SessionService, record: SessionRecord, theme: str) -> F
         None,
         Settings(theme=theme),
         first_screen=lambda app: ReviewScreen(
-            record, service.store.session_dir(record.id), app.syntax_style
+            CoreWorkbench(Path(record.repo), service.settings, paths=service.paths),
+            record.id,
+            app.syntax_style,
         ),
     )
 

@@ -9,11 +9,11 @@ from textual.widgets._collapsible import CollapsibleTitle
 
 from frogdesk import config
 from frogdesk.config import Settings
+from frogdesk.core.ports import SessionSummary
 from frogdesk.engine.types import ContentDelta
 from frogdesk.leaf.events import RunFinished, StepStarted
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.app import FrogDeskApp
-from frogdesk.tui.ports import SessionSummary
 from frogdesk.tui.screens.help import HelpScreen
 from frogdesk.tui.screens.modals import ApproveCommandScreen, StopChoiceScreen
 from frogdesk.tui.screens.session import SessionScreen
@@ -49,7 +49,7 @@ async def test_full_run_shows_reasoning_content_cards_and_status(tmp_path: Path)
         screen = screen_of(app)
         await wait_for(
             pilot,
-            lambda: screen.status.info.state == "agent" and not screen.running,
+            lambda: screen.status.info.state == "finished: final answer" and not screen.running,
             "the run to end",
         )
         assert workbench.tasks == ["fix app.py"] and session.prompts == ["fix app.py"]
@@ -96,7 +96,7 @@ async def test_stop_mid_generation_then_continue_and_guidance(tmp_path: Path) ->
         await pilot.press("c")
         await wait_for(
             pilot,
-            lambda: screen.status.info.state == "agent" and not screen.running,
+            lambda: screen.status.info.state == "finished: final answer" and not screen.running,
             "the continued run",
         )
         assert session.prompts == ["task", ""]
@@ -156,7 +156,11 @@ async def test_worker_failure_is_shown_and_the_screen_stays_usable(tmp_path: Pat
         assert any("not a git repository" in n for n in notices)
         workbench.fail_with = ""
         await pilot.press(*"go", "enter")
-        await wait_for(pilot, lambda: screen.status.info.state == "agent", "a run after the error")
+        await wait_for(
+            pilot,
+            lambda: screen.status.info.state == "finished: final answer",
+            "a run after the error",
+        )
 
 
 async def test_prompt_history_recalls_with_up_and_down(tmp_path: Path) -> None:

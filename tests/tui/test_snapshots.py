@@ -9,6 +9,7 @@ import pytest
 from textual.pilot import Pilot
 
 from frogdesk.config import Settings
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.review import ReviewScreen
@@ -91,7 +92,7 @@ def test_review(theme: str, snap_compare: Any, tmp_path: Path) -> None:
         None,
         settings,
         first_screen=lambda app: ReviewScreen(
-            record, service.store.session_dir(record.id), app.syntax_style
+            CoreWorkbench(repo, settings, script=script), record.id, app.syntax_style
         ),
     )
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from frogdesk.config import Settings
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.engine.backends import make_backend
 from frogdesk.tui.app import FrogDeskApp
-from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.session import SessionScreen
 from tests.support.pilot import wait_for
 from tests.support.scripted import make_repo

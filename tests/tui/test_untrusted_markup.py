@@ -14,8 +14,8 @@ from textual.widgets import OptionList
 from textual.widgets._collapsible import CollapsibleTitle
 
 from frogdesk.config import Settings
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.tui.app import FrogDeskApp
-from frogdesk.tui.core import CoreWorkbench
 from frogdesk.tui.screens.review import ReviewScreen
 from frogdesk.tui.screens.session import SessionScreen
 from tests.support.pilot import wait_for

@@ -17,10 +17,10 @@ from textual.widgets import Button, Input, Label, Static
 
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
+from frogdesk.core.ports import ApproveCommand, Workbench
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted
 from frogdesk.tui.bindings import attempts_bindings
 from frogdesk.tui.messages import WorkFailed
-from frogdesk.tui.ports import ApproveCommand, Workbench
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.workers import ShowsWorkerErrors
 

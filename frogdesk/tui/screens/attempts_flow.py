@@ -6,9 +6,9 @@ from textual import work
 from textual.screen import Screen
 
 from frogdesk.config import Settings
+from frogdesk.core.ports import Workbench
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.messages import WorkFailed
-from frogdesk.tui.ports import Workbench
 from frogdesk.tui.screens.attempts import (
     AttemptChoice,
     AttemptsRequest,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from frogdesk.models.catalog import CatalogRow
     from frogdesk.models.chooser import LocalChoices
     from frogdesk.models.local import LocalModel
+    from frogdesk.models.switch import SwitchPlan
+
+PriceSwitch = Callable[[Path], "SwitchPlan"]
+"""Prices moving the session to the model at a path (the core's `price_switch`; blocking)."""
 
 
 @dataclass
@@ -49,10 +54,10 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Cancel", id="quant_close")]
 
-    def __init__(self, settings: Settings, context_tokens: int) -> None:
+    def __init__(self, settings: Settings, price: PriceSwitch) -> None:
         super().__init__()
         self.settings = settings
-        self.context_tokens = context_tokens
+        self.price = price
         self.models: list[LocalModel] = []
         self.rows: list[CatalogRow] = []
         self.announced: Path | None = None
@@ -130,10 +135,8 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
 
     @work(thread=True, name="switch-cost", exit_on_error=False)
     def _cost(self, path: Path) -> None:
-        from frogdesk.models.switch import plan_switch
-
         try:
-            plan = plan_switch(str(path), self.settings, self.context_tokens)
+            plan = self.price(path)
         except Exception as exc:
             self.post_message(CostReady(path, f"Cannot switch: {exc}", False))
             return

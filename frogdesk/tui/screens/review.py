@@ -15,11 +15,12 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from frogdesk.core.ports import Workbench
+from frogdesk.core.reviewing import SessionReview
 from frogdesk.inert import inert_text
-from frogdesk.review.decisions import HunkDecisions, load_decisions, save_decisions
+from frogdesk.review.decisions import HunkDecisions
 from frogdesk.review.model import SessionDiff
 from frogdesk.review.show import FileFacts, file_facts
-from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.bindings import review_bindings
 from frogdesk.tui.themes import diff_colours
 from frogdesk.tui.untrusted import plain_line
@@ -35,8 +36,7 @@ ReviewOutcome = tuple[Literal["closed", "send_back"], str]
 class DiffLoaded(Message):
     """The session's diff and stored decisions, computed by a worker."""
 
-    diff: SessionDiff
-    decisions: HunkDecisions
+    review: SessionReview
     facts: dict[str, FileFacts]
     """Symlink targets and blob sizes by path, for the whole-file hunks."""
 
@@ -118,10 +118,11 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
 
     BINDINGS: ClassVar[list[BindingType]] = review_bindings()
 
-    def __init__(self, record: SessionRecord, session_dir: Path, syntax_style: str) -> None:
+    def __init__(self, workbench: Workbench, session_id: str, syntax_style: str) -> None:
         super().__init__()
-        self.record = record
-        self.session_dir = session_dir
+        self.workbench = workbench
+        self.session_id = session_id
+        self.review: SessionReview | None = None
         self.syntax_style = syntax_style
         self.diff: SessionDiff | None = None
         self.decisions = HunkDecisions()
@@ -145,30 +146,28 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
 
     @work(thread=True, name="review-diff", exit_on_error=False)
     def _load(self) -> None:
-        from frogdesk.review.diff import compute_diff
-
         try:
-            diff = compute_diff(Path(self.record.worktree), self.record.base_commit)
-            decisions = load_decisions(self.session_dir)
-            facts = file_facts(Path(self.record.worktree), diff)
+            review = self.workbench.review(self.session_id)
+            facts = file_facts(Path(review.record.worktree), review.diff)
         except Exception as exc:
             self.post_message(
                 ReviewDone(f"Could not compute the diff: {type(exc).__name__}: {exc}", False, {})
             )
             return
-        self.post_message(DiffLoaded(diff, decisions, facts))
+        self.post_message(DiffLoaded(review, facts))
 
     async def on_diff_loaded(self, message: DiffLoaded) -> None:
         """Show files and hunks."""
-        self.diff = message.diff
-        self.decisions = message.decisions
+        self.review = message.review
+        self.diff = message.review.diff
+        self.decisions = message.review.decisions
         files = self.query_one(OptionList)
         files.clear_options()
         hunks = self.query_one("#review-hunks", VerticalScroll)
         await hunks.remove_children()
         self.views = []
         colours = diff_colours(self.app.current_theme)
-        for change in message.diff.files:
+        for change in message.review.diff.files:
             added = sum(h.added for h in change.hunks)
             removed = sum(h.removed for h in change.hunks)
             label = f"{change.status[:1].upper()} {change.path}  +{added} -{removed}"
@@ -220,7 +219,7 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             view.decision = decision
             view.conflict = ""
             view.refresh_view()
-        save_decisions(self.session_dir, self.decisions)
+        self._save()
         self._summary()
 
     def action_next_hunk(self) -> None:
@@ -285,7 +284,7 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             if text is None or self.diff is None:
                 return
             self.decisions.edit(self.diff, view.hunk.id, text)
-            save_decisions(self.session_dir, self.decisions)
+            self._save()
             view.decision, view.edited, view.conflict = "approved", True, ""
             view.refresh_view()
             self._summary()
@@ -294,9 +293,13 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
 
     # -- apply, undo, send back ------------------------------------------------------
 
+    def _save(self) -> None:
+        if self.review is not None:
+            self.workbench.decide(self.review, self.decisions)
+
     def action_apply(self) -> None:
         """Apply the approved hunks to the repository (all or nothing; conflicts shown inline)."""
-        if self.diff is None or self.busy:
+        if self.review is None or self.diff is None or self.busy:
             return
         approved = sorted(self.decisions.ids(self.diff, "approved"))
         if not approved:
@@ -304,22 +307,12 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             return
         self.busy = True
         self._summary("applying…")
-        self._apply(self.diff, approved)
+        self._apply(self.review, approved)
 
     @work(thread=True, name="review-apply", exit_on_error=False)
-    def _apply(self, diff: SessionDiff, approved: list[str]) -> None:
-        from frogdesk.review.apply import apply_hunks
-
+    def _apply(self, review: SessionReview, approved: list[str]) -> None:
         try:
-            result = apply_hunks(
-                Path(self.record.repo),
-                Path(self.record.worktree),
-                diff,
-                approved,
-                edits=self.decisions.edited_lines(diff),
-                session_dir=self.session_dir,
-                session_id=self.record.id,
-            )
+            result = self.workbench.apply(review, approved, self.decisions)
         except Exception as exc:
             self.post_message(ReviewDone(f"Apply failed: {type(exc).__name__}: {exc}", False, {}))
             return
@@ -334,16 +327,13 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
 
     @work(thread=True, name="review-undo", exit_on_error=False)
     def _undo(self) -> None:
-        from frogdesk.review.undo import latest_record, undo_apply
-
-        found = latest_record(self.session_dir.parent, self.record.id)
-        if found is None:
-            self.post_message(ReviewDone("Nothing to undo.", False, {}))
-            return
         try:
-            result = undo_apply(*found)
+            result = self.workbench.undo(self.session_id)
         except Exception as exc:
             self.post_message(ReviewDone(f"Undo failed: {type(exc).__name__}: {exc}", False, {}))
+            return
+        if result is None:
+            self.post_message(ReviewDone("Nothing to undo.", False, {}))
             return
         self.post_message(ReviewDone(result.report(), result.ok, {}))
 

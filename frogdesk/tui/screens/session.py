@@ -14,13 +14,16 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from frogdesk.config import Settings
+from frogdesk.core.history import UserTurn
+from frogdesk.core.ports import AgentSession, Workbench
+from frogdesk.core.status import ending_words, status_words
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage, ToolFinished
+from frogdesk.models.switch import SwitchPlan
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.bindings import session_bindings
 from frogdesk.tui.gil import decode_switch_interval
 from frogdesk.tui.messages import ChangedFiles, QuantSwitched, RunEnded, SessionOpened, WorkFailed
-from frogdesk.tui.ports import AgentSession, Workbench
 from frogdesk.tui.screens.attempts_flow import StartsAttempts
 from frogdesk.tui.screens.modals import ApproveCommandScreen, StopAnswer, StopChoiceScreen
 from frogdesk.tui.stream import EventBuffer
@@ -157,14 +160,24 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             self._run(message.session, message.prompt)
             return
         self.running = False
+        self.last_exit = None
         record = message.session.record
+        words = status_words(record)
         self.status.update_info(
-            state="resumed", step=record.n_steps, changed_files=message.session.changed_files()
+            state=words, step=record.n_steps, changed_files=message.session.changed_files()
         )
-        await self.conversation.add_notice(
-            f"Resumed session {record.id}: {record.task}\nEnter on an empty prompt continues; "
-            "or type more guidance.",
-        )
+        conversation = self.conversation
+        await conversation.clear()
+        for item in message.history:
+            if isinstance(item, UserTurn):
+                await conversation.add_user(item.text)
+            else:
+                await conversation.apply([item])
+        if record.status == "finished" and record.exit_reason == "agent":
+            hint = "Write a message to continue it; Ctrl+R reviews its changes."
+        else:
+            hint = "Enter on an empty prompt continues; or type more guidance."
+        await conversation.add_notice(f"Opened session {record.id} ({words}).\n{hint}")
         self.query_one(PromptInput).focus()
 
     @work(thread=True, name="agent-run", exit_on_error=False)
@@ -227,7 +240,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             elif isinstance(event, RunFinished):
                 self._generating = False
                 self.last_exit = event
-                self.status.update_info(state=event.exit_reason)
+                self.status.update_info(state=ending_words(event.exit_reason))
 
     def on_changed_files(self, message: ChangedFiles) -> None:
         """Keep the worktree state in the status bar current."""
@@ -311,7 +324,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
                 self.status.update_info(state="sending back")
                 self._send_back(record.id, outcome[1])
 
-        screen = ReviewScreen(record, self.workbench.session_dir(record.id), self.syntax_style)
+        screen = ReviewScreen(self.workbench, record.id, self.syntax_style)
         self.app.push_screen(screen, done)
 
     @work(thread=True, name="send-back", exit_on_error=False)
@@ -334,23 +347,24 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
 
         def chosen(session_id: str | None) -> None:
             if session_id:
-                self.resume(session_id)
+                self.open_session(session_id)
 
         self.app.push_screen(SessionsScreen(self.workbench), chosen)
 
-    def resume(self, session_id: str) -> None:
-        """Reopen a stored session in a worker."""
+    def open_session(self, session_id: str) -> None:
+        """Open a stored session (of any status) in a worker: its conversation is shown."""
         self.status.update_info(state="opening")
-        self._resume(session_id)
+        self._open_stored(session_id)
 
-    @work(thread=True, name="resume-session", exit_on_error=False)
-    def _resume(self, session_id: str) -> None:
+    @work(thread=True, name="open-stored-session", exit_on_error=False)
+    def _open_stored(self, session_id: str) -> None:
         try:
-            session = self.workbench.resume(session_id, self.approve)
+            session = self.workbench.open_session(session_id, self.approve)
+            history = list(session.history())
         except Exception as exc:
-            self.post_message(WorkFailed("resuming the session", f"{type(exc).__name__}: {exc}"))
+            self.post_message(WorkFailed("opening the session", f"{type(exc).__name__}: {exc}"))
             return
-        self.post_message(SessionOpened(session, "", run=False))
+        self.post_message(SessionOpened(session, "", run=False, history=history))
 
     def action_switch_quant(self) -> None:
         """Move the session to another model on disk, after announcing the cost."""
@@ -359,23 +373,26 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         if self.running:
             self.notify("Stop the model first (Escape).", severity="warning")
             return
-        if not hasattr(self.workbench, "switch_backend"):
+        if self.workbench.backend_info().kind != "llama":
             self.notify("This backend has no quants to switch.", severity="warning")
             return
+        session_id = self.session.record.id if self.session is not None else None
 
         def chosen(path: Path | None) -> None:
             if path is not None:
                 self.status.update_info(state=f"loading {path.name}")
-                self._switch(path)
+                self._switch(path, session_id)
 
-        self.app.push_screen(
-            QuantSwitchScreen(self.settings, self.status.info.context_used), chosen
-        )
+        context_tokens = self.status.info.context_used
+
+        def price(path: Path) -> SwitchPlan:
+            return self.workbench.price_switch(path, session_id, context_tokens)
+
+        self.app.push_screen(QuantSwitchScreen(self.settings, price), chosen)
 
     @work(thread=True, name="switch-quant", exit_on_error=False)
-    def _switch(self, path: Path) -> None:
-        from frogdesk.engine.backends import make_backend
-
+    def _switch(self, path: Path, session_id: str | None) -> None:
+        self.cancel = threading.Event()
         shown = [-1]
 
         def progress(fraction: float) -> None:
@@ -387,14 +404,11 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
                 )
 
         try:
-            backend = make_backend(self.settings, model_path=path, progress=progress)
+            info = self.workbench.switch_model(path, session_id, self.cancel, progress)
         except Exception as exc:
             self.post_message(WorkFailed(f"loading {path.name}", f"{type(exc).__name__}: {exc}"))
             return
-        previous = self.workbench.switch_backend(backend)  # type: ignore[attr-defined]
-        if previous is not None and previous is not backend:
-            previous.close()
-        self.post_message(QuantSwitched(backend.info))
+        self.post_message(QuantSwitched(info))
 
     async def on_quant_switched(self, message: QuantSwitched) -> None:
         """Show the new model; the conversation stays."""

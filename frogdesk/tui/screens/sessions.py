@@ -1,4 +1,4 @@
-"""The sessions of this repository: resume one, or discard it with its worktree."""
+"""The sessions of this repository: open one (any status), or discard it with its worktree."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Label
 
-from frogdesk.tui.ports import SessionSummary, Workbench
+from frogdesk.core.ports import SessionSummary, Workbench
+from frogdesk.core.status import status_words
 from frogdesk.tui.screens.modals import ConfirmScreen
 from frogdesk.tui.untrusted import plain_cell
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
@@ -29,10 +30,10 @@ class SessionsListed(Message):
 
 
 class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
-    """Lists sessions newest first; Enter resumes (dismisses with its id), d discards."""
+    """Lists sessions newest first; Enter opens one (dismisses with its id), d discards."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "resume", "Resume", id="sessions_resume"),
+        Binding("enter", "open", "Open", id="sessions_open"),
         Binding("d", "discard", "Discard", id="sessions_discard"),
         Binding("escape", "close", "Back", id="sessions_close"),
     ]
@@ -60,8 +61,6 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
 
     def on_sessions_listed(self, message: SessionsListed) -> None:
         """Fill the table."""
-        from frogdesk.sessions.runner import shown_status
-
         self.summaries = message.sessions
         table = self.query_one(DataTable)
         table.clear()
@@ -71,7 +70,7 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
             task = record.task if len(record.task) <= 50 else record.task[:49] + "…"
             table.add_row(
                 plain_cell(record.id),
-                shown_status(record),
+                status_words(record),
                 plain_cell(task),
                 str(record.n_steps),
                 str(summary.changed_files),
@@ -87,11 +86,11 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
         return self.summaries[table.cursor_row]
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter on a row resumes it."""
-        self.action_resume()
+        """Enter on a row opens it."""
+        self.action_open()
 
-    def action_resume(self) -> None:
-        """Resume the highlighted session."""
+    def action_open(self) -> None:
+        """Open the highlighted session: its conversation, to review or continue it."""
         chosen = self._chosen()
         if chosen is None:
             return
@@ -119,5 +118,5 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
         self.post_message(SessionsListed(list(self.workbench.sessions())))
 
     def action_close(self) -> None:
-        """Back without resuming."""
+        """Back without opening one."""
         self.dismiss(None)

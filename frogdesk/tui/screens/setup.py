@@ -16,11 +16,26 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
-from frogdesk.models.download import Progress
+from frogdesk.core.models import fit_context, load_backend, progress_line
+from frogdesk.core.workbench import CoreWorkbench
+from frogdesk.models.catalog import repo_rows
+from frogdesk.models.chooser import measured_drift
+from frogdesk.models.download import DownloadCancelled, Progress, download_limits
+from frogdesk.models.errors import ModelError
+from frogdesk.models.hub import hub_token, list_repo, resolve_endpoint
+from frogdesk.models.hub_http import RetryPolicy
+from frogdesk.models.local import all_local, hf_cache_dir
+from frogdesk.models.migrate import migrate_repo
+from frogdesk.models.pull import pull
+from frogdesk.models.resolve import check_loadable
+from frogdesk.models.spec import parse_spec
+from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths
+from frogdesk.sizes import human_bytes
+from frogdesk.tui.messages import WorkbenchReady
 from frogdesk.tui.untrusted import plain_block
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
-from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, human_bytes, warnings_text
+from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, warnings_text
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
@@ -29,12 +44,6 @@ if TYPE_CHECKING:
     from frogdesk.models.hub import RepoListing
 
 DEFAULT_QUANT = "Q4_K_M"
-
-
-def progress_line(p: Progress) -> str:
-    """Bytes, rate and ETA of a download."""
-    eta = f"{p.eta:.0f}s" if p.eta is not None else "?"
-    return f"{p.file}: {human_bytes(p.done)} / {human_bytes(p.total)}  {human_bytes(p.rate)}/s  ETA {eta}"
 
 
 @dataclass
@@ -130,16 +139,6 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
 
     @work(thread=True, name="list-quants", exit_on_error=False)
     def _list(self) -> None:
-        from frogdesk.models.catalog import repo_rows
-        from frogdesk.models.chooser import measured_drift
-        from frogdesk.models.errors import ModelError
-        from frogdesk.models.hub import hub_token, list_repo, offline_requested, resolve_endpoint
-        from frogdesk.models.hub_http import RetryPolicy
-        from frogdesk.models.local import all_local, hf_cache_dir
-        from frogdesk.models.migrate import migrate_repo
-        from frogdesk.models.spec import parse_spec
-        from frogdesk.models.system_memory import available_memory
-
         def countdown(seconds: int, attempt: int, reason: str) -> None:
             self.app.call_from_thread(
                 self._status,
@@ -159,7 +158,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             notes = list(listing.refused)
             if not listing.from_cache:
                 notes += migrate_repo(listing, self.paths.models_dir, hf_cache_dir())
-            context = self.settings.context_size or self.settings.max_context_tokens
+            context = fit_context(self.settings)
             rows = repo_rows(
                 listing,
                 all_local(self.paths.models_dir),
@@ -169,7 +168,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
                 self.settings.kv_cache_type,
             )
         except (ModelError, OSError) as exc:
-            self.post_message(SetupFailed(str(exc), offline=offline_requested() or True))
+            self.post_message(SetupFailed(str(exc), offline=True))
             return
         measured = measured_drift(rows, self.paths.data_dir)
         self.post_message(ListingReady(listing, rows, measured, notes))
@@ -217,13 +216,6 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
 
     @work(thread=True, name="download", exit_on_error=False)
     def _download(self, row: CatalogRow) -> None:
-        from frogdesk.models.download import DownloadCancelled, download_limits
-        from frogdesk.models.errors import ModelError
-        from frogdesk.models.hub import hub_token
-        from frogdesk.models.local import hf_cache_dir
-        from frogdesk.models.pull import pull
-        from frogdesk.models.spec import parse_spec
-
         assert self.listing is not None
         spec = parse_spec(f"{row.repo}:{row.name.quant}", self.settings.aliases)
 
@@ -270,9 +262,6 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
 
     @on(Input.Submitted, "#picker-local")
     def _local(self, event: Input.Submitted) -> None:
-        from frogdesk.models.errors import ModelError
-        from frogdesk.models.resolve import check_loadable
-
         try:
             path = check_loadable(Path(event.value.strip()).expanduser())
         except ModelError as exc:
@@ -307,13 +296,11 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
 
     @work(thread=True, name="load-model", exit_on_error=False)
     def _load(self, path: Path) -> None:
-        from frogdesk.engine.backends import make_backend
-
         def progress(fraction: float) -> None:
             self.loaded = fraction  # read by the frame timer on the UI thread
 
         try:
-            backend = make_backend(self.settings, model_path=path, progress=progress)
+            backend = load_backend(self.settings, path, progress=progress)
         except Exception as exc:  # any load failure is shown; the user can pick another file
             self.post_message(
                 SetupFailed(
@@ -325,11 +312,6 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
 
     def on_backend_ready(self, message: BackendReady) -> None:
         """Open the session screen on the loaded model."""
-        from frogdesk.tui.core import CoreWorkbench
-
         self.state = "ready"
-        app = self.app
         workbench = CoreWorkbench(self.repo, self.settings, backend=message.backend)
-        open_session = getattr(app, "open_session_screen", None)
-        if open_session is not None:
-            open_session(workbench)
+        self.app.post_message(WorkbenchReady(workbench))

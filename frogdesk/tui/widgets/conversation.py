@@ -6,6 +6,7 @@ from markdown_it import MarkdownIt
 from textual.containers import VerticalScroll
 from textual.widgets import Collapsible, Markdown, Static
 
+from frogdesk.core.status import ending_words
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
 from frogdesk.inert import inert_text
 from frogdesk.leaf.events import (
@@ -87,6 +88,12 @@ class Conversation(VerticalScroll):
         self._reasoning = None
         self._content = None
 
+    async def clear(self) -> None:
+        """Remove everything shown (another session is opened)."""
+        self._end_segment()
+        self._cards.clear()
+        await self.remove_children()
+
     async def add_user(self, text: str) -> None:
         """Show what the user typed."""
         self._end_segment()
@@ -151,6 +158,6 @@ class Conversation(VerticalScroll):
             if event.exit_reason != "agent" or event.error:
                 detail = f": {event.error}" if event.error else ""
                 level = "warning" if event.exit_reason == "cancelled" else "error"
-                await self.add_notice(f"Run ended ({event.exit_reason}){detail}", level)
+                await self.add_notice(f"Run {ending_words(event.exit_reason)}{detail}", level)
         elif isinstance(event, StepUsage):
             pass

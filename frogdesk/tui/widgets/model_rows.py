@@ -6,19 +6,11 @@ from textual.content import Content
 from textual.widgets import DataTable
 
 from frogdesk.models.catalog import CatalogRow
+from frogdesk.sizes import human_bytes
 from frogdesk.tui.untrusted import plain_block, plain_cell
 
 COLUMNS = ("quant", "size", "fit here", "on disk", "quant check", "warnings")
 PATH_PLACEHOLDER = "…or the path of a local .gguf file, then Enter"
-
-
-def human_bytes(n: float) -> str:
-    """Bytes in a short human unit."""
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(n) < 1000:
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} TB"
 
 
 def fill_table(table: DataTable[object], rows: list[CatalogRow], measured: dict[str, str]) -> None:

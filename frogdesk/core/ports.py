@@ -1,16 +1,22 @@
-"""The seams the TUI drives: a running agent session and the services around it."""
+"""The core's interface to a face (the TUI): one session being worked on, and every operation around it."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from frogdesk.attempts.record import AttemptsOutcome
+from frogdesk.core.history import HistoryItem
+from frogdesk.core.reviewing import SessionReview
 from frogdesk.engine.types import BackendInfo
 from frogdesk.leaf.events import LoopEvent
+from frogdesk.models.switch import SwitchPlan
+from frogdesk.review.apply import ApplyResult
+from frogdesk.review.decisions import HunkDecisions
+from frogdesk.review.undo import UndoResult
 from frogdesk.sessions.record import SessionRecord
 
 ApproveCommand = Callable[[str], bool]
@@ -29,12 +35,17 @@ class AgentSession(Protocol):
         ...
 
     def run(self, prompt: str, cancel: threading.Event, emit: Callable[[LoopEvent], None]) -> None:
-        """Run the loop on a task (first call) or on more guidance (later calls; "" continues).
+        """Run the loop on a task (first call) or on a new user message (later calls; "" continues).
 
         Blocking: every loop event goes to `emit` on the calling thread. Setting `cancel`
         stops generation or the running tool within one step; the run then ends with
-        `RunFinished("cancelled")`.
+        `RunFinished("cancelled")`. A message after a final answer is a new user turn on
+        the same transcript.
         """
+        ...
+
+    def history(self) -> Sequence[HistoryItem]:
+        """The conversation so far as a face shows it: user turns and the steps' events."""
         ...
 
     def changed_files(self) -> int:
@@ -51,7 +62,7 @@ class SessionSummary:
 
 
 class Workbench(Protocol):
-    """What the TUI needs from the core, injected so tests can run on the script backend."""
+    """Every operation a face offers on sessions and models; injected so tests can replay."""
 
     def backend_info(self) -> BackendInfo:
         """The loaded backend, for the status bar."""
@@ -69,8 +80,9 @@ class Workbench(Protocol):
         """Create a worktree and a session for a task (blocking: call from a worker)."""
         ...
 
-    def resume(self, session_id: str, approve: ApproveCommand) -> AgentSession:
-        """Reopen a stored session (blocking)."""
+    def open_session(self, session_id: str, approve: ApproveCommand) -> AgentSession:
+        """Reopen a stored session of any status but discarded (blocking): an interrupted one
+        resumes, a finished one continues with the next user message."""
         ...
 
     def sessions(self) -> Sequence[SessionSummary]:
@@ -81,12 +93,41 @@ class Workbench(Protocol):
         """Remove a session and its worktree (blocking)."""
         ...
 
-    def session_dir(self, session_id: str) -> Path:
-        """The folder of a session's files (decisions, undo records)."""
+    def review(self, session_id: str) -> SessionReview:
+        """The session's diff with its saved decisions (blocking)."""
+        ...
+
+    def decide(self, review: SessionReview, decisions: HunkDecisions) -> None:
+        """Keep the user's approvals, rejections and edits of the session's hunks (blocking)."""
+        ...
+
+    def apply(
+        self, review: SessionReview, hunk_ids: Collection[str], decisions: HunkDecisions
+    ) -> ApplyResult:
+        """Write the chosen hunks to the repository, undoably; nothing on a conflict (blocking)."""
+        ...
+
+    def undo(self, session_id: str) -> UndoResult | None:
+        """Undo the session's newest apply; None when there is none (blocking)."""
         ...
 
     def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> AgentSession:
         """Queue the review's feedback for the model; running the result continues (blocking)."""
+        ...
+
+    def price_switch(self, path: Path, session_id: str | None, context_tokens: int) -> SwitchPlan:
+        """What moving to the model at `path` costs and which warnings it carries (blocking)."""
+        ...
+
+    def switch_model(
+        self,
+        path: Path,
+        session_id: str | None,
+        cancel: threading.Event,
+        progress: Callable[[float], None] | None = None,
+    ) -> BackendInfo:
+        """Load the model at `path` for the session (recorded in its record) and the next ones
+        (blocking; `progress` hears the fraction loaded); on failure the old model stays."""
         ...
 
     def detect_check(self) -> tuple[str, str]:

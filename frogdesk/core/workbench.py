@@ -1,55 +1,93 @@
-"""The Workbench the TUI uses in real life: the core's SessionService on one loaded backend."""
+"""The Workbench a face uses in real life: the SessionService on one loaded backend."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from frogdesk.attempts.backends import attempt_backends
+from frogdesk.attempts.check import detect_check
 from frogdesk.attempts.record import AttemptsOutcome
+from frogdesk.attempts.service import AttemptsSpec, choose_attempt, run_attempts
 from frogdesk.config import Settings
+from frogdesk.core.history import HistoryItem, history_items
+from frogdesk.core.models import load_backend
+from frogdesk.core.ports import AgentSession, ApproveCommand, AttemptEvents, SessionSummary
+from frogdesk.core.reviewing import SessionReview, apply_reviewed, load_review, undo_latest
+from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
 from frogdesk.engine.types import Backend, BackendInfo, Message
 from frogdesk.leaf.events import LoopEvent
+from frogdesk.models.switch import SwitchPlan, plan_switch
 from frogdesk.paths import AppPaths
+from frogdesk.review.apply import ApplyResult
+from frogdesk.review.decisions import HunkDecisions, save_decisions
+from frogdesk.review.undo import UndoResult
+from frogdesk.sandbox.levels import detect
+from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
 from frogdesk.sessions.parts import default_backend
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.runner import ActiveSession, SessionService, SessionSpec
-from frogdesk.tui.ports import ApproveCommand, AttemptEvents, SessionSummary
-
-if TYPE_CHECKING:
-    from frogdesk.engine.openai_backend import OpenAIBackend
+from frogdesk.sessions.runner import SessionService
+from frogdesk.sessions.sendback import SessionBusyError
+from frogdesk.sessions.switch import measured_prefill_rate
 
 
 class CoreSession:
-    """An AgentSession over the core: the first run continues the opening, later ones resume."""
+    """An AgentSession over the core: the first run of a new session continues its opening;
+    each later run reopens the stored transcript, after the user's message when there is one."""
 
-    def __init__(self, service: SessionService, active: ActiveSession, *, fresh: bool) -> None:
+    def __init__(
+        self,
+        service: SessionService,
+        record: SessionRecord,
+        active: ActiveSession | None = None,
+    ) -> None:
         self.service = service
+        self._record = record
         self.active = active
-        self._fresh = fresh
+        """The session as it runs in this process; None until it runs (or was just opened)."""
+        self._ready = active is not None
 
     @property
     def record(self) -> SessionRecord:
         """The stored session record."""
-        return self.active.record
+        return self.active.record if self.active is not None else self._record
 
     def run(self, prompt: str, cancel: threading.Event, emit: Callable[[LoopEvent], None]) -> None:
         """Run the loop; a prompt after the first run becomes the model's next user message."""
-        if not self._fresh:
+        if not self._ready:
             store = self.service.store
+            session_id = self.record.id
+            store.repair_transcript(session_id)
+            transcript = store.read_transcript(session_id)
             if prompt:
-                store.repair_transcript(self.record.id)
-                before = store.read_transcript(self.record.id).next_step
-                store.append_followup(self.record.id, Message("user", prompt), before)
-            self.active = self.service.open(self.record.id)
-        self._fresh = False
+                store.append_followup(session_id, Message("user", prompt), transcript.next_step)
+            elif transcript.ended_with_answer():
+                raise SessionClosedError(
+                    f"session {session_id} ended with a final answer: write a message to continue it"
+                )
+            self.active = self.service.open(session_id)
+        self._ready = False
+        assert self.active is not None
         self.service.run(self.active, cancel=cancel, on_event=emit)
+
+    def refresh(self, record: SessionRecord) -> None:
+        """Take the stored record as changed elsewhere (another model written into it)."""
+        self._record = record
+        if self.active is not None:
+            self.active.record = record
+
+    def history(self) -> Sequence[HistoryItem]:
+        """The stored conversation, as the events a run shows."""
+        return history_items(self.service.store.read_transcript(self.record.id))
 
     def changed_files(self) -> int:
         """Files of the worktree that differ from the session's base snapshot."""
-        return len(worktree_diff(self.active.worktree.path, self.active.worktree.base_commit).files)
+        record = self.record
+        return len(worktree_diff(Path(record.worktree), record.base_commit).files)
 
 
 class CoreWorkbench:
@@ -74,6 +112,7 @@ class CoreWorkbench:
         """Script backend: one script per attempt (else every attempt replays `script`)."""
         self._approve: ApproveCommand | None = None
         self._sandbox_level = sandbox_level
+        self._opened: dict[str, CoreSession] = {}
         self.service = SessionService(
             paths or AppPaths.default(),
             settings,
@@ -91,6 +130,11 @@ class CoreWorkbench:
     def _ask(self, command: str) -> bool:
         return self._approve(command) if self._approve is not None else False
 
+    def _hand_out(self, session: CoreSession, approve: ApproveCommand) -> CoreSession:
+        self._approve = approve
+        self._opened[session.record.id] = session
+        return session
+
     def backend_info(self) -> BackendInfo:
         """The loaded model, the script being replayed, or the endpoint (no request made)."""
         if self.backend is not None:
@@ -106,8 +150,6 @@ class CoreWorkbench:
         return BackendInfo(self.settings.backend, self.settings.model)
 
     def _endpoint(self) -> OpenAIBackend | None:
-        from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
-
         try:
             return OpenAIBackend(
                 self.settings.openai_endpoint,
@@ -122,8 +164,6 @@ class CoreWorkbench:
     def server_model(self) -> str:
         """The model the openai endpoint reports ("" for other backends); blocks, so call it
         from a worker."""
-        from frogdesk.engine.openai_backend import EndpointError
-
         if self.settings.backend != "openai" or self.script is not None:
             return ""
         endpoint = self._endpoint()
@@ -137,8 +177,6 @@ class CoreWorkbench:
     def sandbox_level(self) -> str:
         """The isolation level sessions get (probed once, lazily)."""
         if not self._sandbox_level:
-            from frogdesk.sandbox.levels import detect
-
             level, _ = detect(self.settings.sandbox)
             self._sandbox_level = str(level)
         return self._sandbox_level
@@ -150,17 +188,21 @@ class CoreWorkbench:
         kind = info.kind if info is not None else self.settings.backend
         return SessionSpec(task, self.repo, backend=kind, model=self.settings.model)
 
-    def new_session(self, task: str, approve: ApproveCommand) -> CoreSession:
+    def new_session(self, task: str, approve: ApproveCommand) -> AgentSession:
         """Create the worktree and the session (blocking)."""
         self._approve = approve
         active = self.service.start(self._spec(task))
-        return CoreSession(self.service, active, fresh=True)
+        return self._hand_out(CoreSession(self.service, active.record, active), approve)
 
-    def resume(self, session_id: str, approve: ApproveCommand) -> CoreSession:
-        """Reopen a stored session; its next run continues the transcript (blocking)."""
-        self._approve = approve
-        active = self.service.open(session_id)
-        return CoreSession(self.service, active, fresh=False)
+    def open_session(self, session_id: str, approve: ApproveCommand) -> CoreSession:
+        """Reopen a stored session of any status but discarded; its next run continues it."""
+        record = self.service.store.get(session_id)
+        if record.status == "discarded":
+            raise SessionClosedError(f"session {record.id} was discarded; start a new one")
+        if shown_status(record) == "running" and record.pid != os.getpid():
+            raise SessionBusyError(f"session {record.id} is running (pid {record.pid})")
+        self.service.store.repair_transcript(record.id)
+        return self._hand_out(CoreSession(self.service, record), approve)
 
     def sessions(self) -> Sequence[SessionSummary]:
         """This repository's sessions, newest first, with their changed-file counts (blocking)."""
@@ -171,10 +213,8 @@ class CoreWorkbench:
                 continue
             changed = 0
             if record.status != "discarded" and Path(record.worktree).is_dir():
-                try:
+                with contextlib.suppress(Exception):  # a broken worktree still lists, as 0
                     changed = len(worktree_diff(Path(record.worktree), record.base_commit).files)
-                except Exception:
-                    changed = 0
             out.append(SessionSummary(record, changed))
         out.sort(key=lambda s: s.record.created_at, reverse=True)
         return out
@@ -182,26 +222,82 @@ class CoreWorkbench:
     def discard(self, session_id: str) -> None:
         """Remove the session's worktree (blocking)."""
         self.service.discard(session_id)
+        self._opened.pop(session_id, None)
 
-    def session_dir(self, session_id: str) -> Path:
-        """The folder of a session's files."""
-        return self.service.store.session_dir(session_id)
+    def review(self, session_id: str) -> SessionReview:
+        """The session's diff and saved decisions."""
+        return load_review(self.service.store, session_id)
+
+    def decide(self, review: SessionReview, decisions: HunkDecisions) -> None:
+        """Save the review's decisions in the session's folder."""
+        save_decisions(review.session_dir, decisions)
+
+    def apply(
+        self, review: SessionReview, hunk_ids: Collection[str], decisions: HunkDecisions
+    ) -> ApplyResult:
+        """Apply the chosen hunks with the review's edits (all or nothing)."""
+        return apply_reviewed(review, hunk_ids, decisions=decisions)
+
+    def undo(self, session_id: str) -> UndoResult | None:
+        """Undo the session's newest apply."""
+        return undo_latest(self.service.store, session_id)
 
     def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> CoreSession:
         """Revert rejected hunks, queue the feedback; the returned session continues (blocking)."""
-        self._approve = approve
         _, active = self.service.send_back(session_id, comment)
-        return CoreSession(self.service, active, fresh=True)
+        return self._hand_out(CoreSession(self.service, active.record, active), approve)
 
-    def switch_backend(self, backend: Backend) -> Backend | None:
-        """Use another loaded model from the next run on; returns the previous one to close."""
+    def _active_llama(self, session_id: str) -> ActiveSession | None:
+        opened = self._opened.get(session_id)
+        active = opened.active if opened is not None else None
+        return active if active is not None and active.record.backend == "llama" else None
+
+    def price_switch(self, path: Path, session_id: str | None, context_tokens: int) -> SwitchPlan:
+        """The cost of moving to `path`: from the session's own token count where it ran here."""
+        active = self._active_llama(session_id) if session_id else None
+        if active is not None:
+            return self.service.switch_model(active, str(path)).plan
+        rate = None
+        if session_id:
+            rate = measured_prefill_rate(self.service.store.read_transcript(session_id))
+        return plan_switch(str(path), self.settings, context_tokens, rate, paths=self.service.paths)
+
+    def switch_model(
+        self,
+        path: Path,
+        session_id: str | None,
+        cancel: threading.Event,
+        progress: Callable[[float], None] | None = None,
+    ) -> BackendInfo:
+        """Load `path` for this session (recorded in its record) and every later one."""
+        active = self._active_llama(session_id) if session_id else None
+        if active is not None:
+            switched = self.service.switch_model(active, str(path)).perform(cancel)
+            opened = self._opened[switched.record.id]
+            opened.active = switched
+            self.backend = switched.backend
+            return switched.backend.info
+        backend = load_backend(self.settings, path, progress)
         previous, self.backend = self.backend, backend
-        return previous
+        if previous is not None and previous is not backend:
+            previous.close()
+        if session_id:
+            self._record_model(session_id, str(path))
+        return backend.info
+
+    def _record_model(self, session_id: str, model: str) -> None:
+        store = self.service.store
+        record = store.get(session_id)
+        if record.backend != "llama":
+            return
+        record.model = model
+        store.update(record)
+        opened = self._opened.get(session_id)
+        if opened is not None:
+            opened.refresh(record)
 
     def detect_check(self) -> tuple[str, str]:
         """The repository's check command and why ("", "" when nothing was recognised)."""
-        from frogdesk.attempts.check import detect_check
-
         found = detect_check(self.repo)
         return (found.command, found.reason) if found is not None else ("", "")
 
@@ -215,9 +311,6 @@ class CoreWorkbench:
         on_event: AttemptEvents,
     ) -> AttemptsOutcome:
         """N attempts through the core's attempts service (blocking)."""
-        from frogdesk.attempts.backends import attempt_backends
-        from frogdesk.attempts.service import AttemptsSpec, run_attempts
-
         self._approve = approve
         spec = self._spec(task)
         scripts = tuple(str(s) for s in self.attempt_scripts) or (
@@ -251,7 +344,5 @@ class CoreWorkbench:
         self, outcome: AttemptsOutcome, session_id: str, keep_others: bool
     ) -> SessionRecord:
         """The chosen attempt's record; the others discarded unless kept (blocking)."""
-        from frogdesk.attempts.service import choose_attempt
-
         choose_attempt(self.service, outcome, session_id, keep_others=keep_others)
         return self.service.store.get(session_id)

@@ -1,0 +1,84 @@
+"""A session open for running (its record, worktree, backend, shell, transcript) and its status."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from frogdesk.config import Settings
+from frogdesk.engine.types import Backend, ToolSchema
+from frogdesk.errors import FrogDeskError
+from frogdesk.sandbox.worktree import Worktree
+from frogdesk.sessions.parts import ShellPick
+from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.store import Transcript
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """What the user asked for: a task on a repository, with a backend and its model source."""
+
+    task: str
+    repo: Path
+    backend: str = "llama"
+    """`llama`, `openai` or `script`."""
+    model: str = ""
+    """Model spec or .gguf path (llama), model name (openai)."""
+    endpoint: str = ""
+    script: str = ""
+
+
+@dataclass
+class ActiveSession:
+    """A session ready to run: its record, worktree, backend, shell and the transcript so far."""
+
+    record: SessionRecord
+    worktree: Worktree
+    backend: Backend
+    shell: ShellPick
+    settings: Settings
+    tools: list[ToolSchema]
+    transcript: Transcript
+
+    @property
+    def finished(self) -> bool:
+        """True when the transcript already ends with a final answer."""
+        return self.transcript.ended_with_answer()
+
+    def close(self) -> None:
+        """Free the backend."""
+        self.backend.close()
+
+    def override(self, values: dict[str, Any]) -> None:
+        """Run on with other settings (a resume with raised limits): they replace the
+        session's own and are recorded in its record, written when the run starts."""
+        if not values:
+            return
+        self.settings = dataclasses.replace(self.settings, **values)
+        self.record.settings.update(values)
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def shown_status(record: SessionRecord) -> str:
+    """The status to show: a `running` session whose process is gone was interrupted."""
+    if record.status == "running" and not _pid_alive(record.pid):
+        return "interrupted"
+    return record.status
+
+
+class SessionClosedError(FrogDeskError, ValueError):
+    """The session was discarded: its worktree is gone, it cannot run again."""
