@@ -191,7 +191,8 @@ async def test_resume_after_restart(tmp_path: Path) -> None:
             120,
         )
         assert screen.last_exit is not None and screen.last_exit.exit_reason == "agent"
-        assert [c.call.name for c in screen.conversation.cards] == ["Edit"]
+        # The stored conversation is shown first, then the resumed run's own call.
+        assert [c.call.name for c in screen.conversation.cards] == ["Read", "Bash", "Edit"]
         assert screen.status.info.changed_files == 1
 
 
