@@ -13,6 +13,7 @@ from frogdesk.attempts.check import DEFAULT_CHECK_TIMEOUT
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.commands.common import UserError
+from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent
 
@@ -82,8 +83,6 @@ class AttemptPrinter:
     """Progress lines of every attempt on one stream, each prefixed with its number."""
 
     def __init__(self, stream: TextIO, quiet: bool) -> None:
-        from frogdesk.commands.run import ProgressPrinter
-
         self._lock = threading.Lock()
         self._stream = stream
         self._quiet = quiet
@@ -146,7 +145,6 @@ def run_attempts_command(
         choose_attempt,
         run_attempts,
     )
-    from frogdesk.commands.run import ProgressPrinter, stop_on_signals
     from frogdesk.core.reviewing import apply_all
 
     timeout = (

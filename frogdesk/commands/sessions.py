@@ -79,7 +79,8 @@ def register(sub: Any) -> None:
 
 
 def _service(args: argparse.Namespace) -> Any:
-    from frogdesk.commands.run import ask_on_tty, loading_backends
+    from frogdesk.commands.progress import ask_on_tty
+    from frogdesk.commands.run import loading_backends
     from frogdesk.sessions.runner import SessionService
 
     return SessionService(
@@ -154,7 +155,8 @@ def resume_main(args: argparse.Namespace) -> int:
 
     The session runs with the settings it was started with, except the limits given here.
     """
-    from frogdesk.commands.run import ProgressPrinter, run_session
+    from frogdesk.commands.progress import ProgressPrinter
+    from frogdesk.commands.run import run_session
 
     limits = resume_limits(args)
     service = _service(args)
@@ -180,7 +182,8 @@ def resume_main(args: argparse.Namespace) -> int:
 
 def send_back_main(args: argparse.Namespace) -> int:
     """Reset the worktree to the review, give the model the feedback, continue the session."""
-    from frogdesk.commands.run import ProgressPrinter, run_session
+    from frogdesk.commands.progress import ProgressPrinter
+    from frogdesk.commands.run import run_session
 
     service = _service(args)
 
