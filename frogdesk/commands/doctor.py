@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from frogdesk.commands.common import config_path
+from frogdesk.doctor import collect, format_text
 from frogdesk.inert import inert_text
 
 
@@ -27,7 +28,6 @@ def register(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the report; exit 0 even when offline, 2 when the config file is invalid."""
-    from frogdesk.doctor import collect, format_text
 
     report = collect(config_path(args), hub_timeout=args.hub_timeout)
     if args.json:

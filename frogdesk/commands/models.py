@@ -34,7 +34,7 @@ from frogdesk.models.model_warnings import (
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.remove import remove_model
 from frogdesk.models.resolve import resolve_local
-from frogdesk.models.spec import ModelSpec, parse_spec
+from frogdesk.models.spec import ModelSpec, parse_filename, parse_spec
 from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths
 from frogdesk.quantcheck.files import describe_result
@@ -235,7 +235,6 @@ def cmd_info(args: argparse.Namespace) -> int:
     context = min(_context(args, settings), info.context_length or _context(args, settings))
     chosen = plan(info, context, memory, settings.kv_cache_type, settings.flash_attn)
     top = largest_context(info, memory, settings.kv_cache_type, settings.flash_attn)
-    from frogdesk.models.spec import parse_filename
 
     name = parse_filename(path.name)
     assert name is not None

@@ -10,11 +10,15 @@ import time
 from pathlib import Path
 from typing import Any
 
+from frogdesk import config
 from frogdesk.commands.common import UserError, load_settings
+from frogdesk.commands.progress import ProgressPrinter, ask_on_tty
+from frogdesk.commands.run import loading_backends, run_session
 from frogdesk.core.status import status_words
 from frogdesk.inert import inert_line
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import shown_status
+from frogdesk.sessions.runner import SessionService
 from frogdesk.sessions.store import DAMAGED_LINES_FILE, TRANSCRIPT_FILE
 
 
@@ -79,9 +83,6 @@ def register(sub: Any) -> None:
 
 
 def _service(args: argparse.Namespace) -> Any:
-    from frogdesk.commands.progress import ask_on_tty
-    from frogdesk.commands.run import loading_backends
-    from frogdesk.sessions.runner import SessionService
 
     return SessionService(
         AppPaths.default(),
@@ -136,7 +137,6 @@ def repair_main(args: argparse.Namespace) -> int:
 
 def resume_limits(args: argparse.Namespace) -> dict[str, Any]:
     """The limits given on the command line, checked like any other setting."""
-    from frogdesk import config
 
     given = {
         "max_steps": getattr(args, "max_steps", None),
@@ -155,8 +155,6 @@ def resume_main(args: argparse.Namespace) -> int:
 
     The session runs with the settings it was started with, except the limits given here.
     """
-    from frogdesk.commands.progress import ProgressPrinter
-    from frogdesk.commands.run import run_session
 
     limits = resume_limits(args)
     service = _service(args)
@@ -182,8 +180,6 @@ def resume_main(args: argparse.Namespace) -> int:
 
 def send_back_main(args: argparse.Namespace) -> int:
     """Reset the worktree to the review, give the model the feedback, continue the session."""
-    from frogdesk.commands.progress import ProgressPrinter
-    from frogdesk.commands.run import run_session
 
     service = _service(args)
 

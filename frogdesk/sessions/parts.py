@@ -12,10 +12,14 @@ from pathlib import Path
 from typing import Protocol
 
 from frogdesk.config import Settings
+from frogdesk.engine.backends import make_backend
+from frogdesk.engine.script_backend import ScriptBackend, read_script
 from frogdesk.engine.types import Backend
+from frogdesk.models.resolve import resolve_local
 from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.levels import choose_shell
 from frogdesk.sandbox.shells.protocol import Shell
-from frogdesk.sandbox.worktree import Worktree
+from frogdesk.sandbox.worktree import Worktree, prune_stale
 from frogdesk.sessions.record import SessionRecord
 
 
@@ -43,7 +47,6 @@ ShellFactory = Callable[[str, Worktree, Settings], ShellPick]
 
 def _script_rest(path: Path, skip: int, session_id: str) -> Path:
     """A copy of a script without its first `skip` replies, for a resumed session."""
-    from frogdesk.engine.script_backend import read_script
 
     rest = read_script(path)[skip:]
     lines = [json.dumps({"error": r.error} if r.error else {"text": r.text}) for r in rest]
@@ -66,14 +69,11 @@ def default_backend(
     A resumed script session continues with the replies its finished steps did not use.
     """
     if record.backend == "script":
-        from frogdesk.engine.script_backend import ScriptBackend
-
         script = Path(record.model)
         if replies_done:
             script = _script_rest(script, replies_done, record.id)
         # lenient calls: arguments are checked by the tools, in Leaf's words (as in the vendor's setup)
         return ScriptBackend(script)
-    from frogdesk.engine.backends import make_backend
 
     settings = dataclasses.replace(settings, backend=record.backend)
     if record.backend == "openai":
@@ -89,7 +89,6 @@ def resolve_model_path(spec: str, settings: Settings) -> Path:
     """A local .gguf path as is; anything else through the model resolver."""
     if spec.endswith(".gguf") and Path(spec).expanduser().is_file():
         return Path(spec).expanduser().resolve()
-    from frogdesk.models.resolve import resolve_local
 
     return resolve_local(spec or settings.model, settings)
 
@@ -100,7 +99,6 @@ STALE_AFTER = 600.0
 
 def prune_worktrees(worktrees_dir: Path) -> list[str]:
     """Remove worktree records a crash or a deleted clone left behind; never fails startup."""
-    from frogdesk.sandbox.worktree import prune_stale
 
     try:
         return prune_stale(worktrees_dir, min_age=STALE_AFTER)
@@ -115,7 +113,6 @@ def default_shell(
     approve: Callable[[str], bool] | None = None,
 ) -> ShellPick:
     """The sandbox's choice of shell for the worktree; `approve` is asked at the `none` level."""
-    from frogdesk.sandbox.levels import choose_shell
 
     choice = choose_shell(
         requested,

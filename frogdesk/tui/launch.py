@@ -6,14 +6,14 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
+from frogdesk.models.errors import ModelError
+from frogdesk.models.resolve import resolve_local
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.setup import ModelSetupScreen
 
 
 def local_model(settings: Settings) -> Path | None:
     """The GGUF the settings name, when it is on disk (no network)."""
-    from frogdesk.models.errors import ModelError
-    from frogdesk.models.resolve import resolve_local
 
     try:
         return resolve_local(settings.model, settings)

@@ -17,6 +17,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
+from frogdesk.attempts.service import MAX_ATTEMPTS
 from frogdesk.core.ports import ApproveCommand, Workbench
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted
 from frogdesk.tui.bindings import attempts_bindings
@@ -70,7 +71,6 @@ class AttemptsSetupScreen(ModalScreen[AttemptsRequest | None]):
 
     def _start(self) -> None:
         raw = self.query_one("#attempts-n", Input).value.strip()
-        from frogdesk.attempts.service import MAX_ATTEMPTS
 
         if not raw.isdigit() or not 1 <= int(raw) <= MAX_ATTEMPTS:
             self.query_one("#attempts-error", Label).update(

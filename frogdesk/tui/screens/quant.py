@@ -16,6 +16,8 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static
 
 from frogdesk.config import Settings
+from frogdesk.models.chooser import local_choices
+from frogdesk.paths import AppPaths
 from frogdesk.tui.untrusted import plain_block
 from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, warnings_text
 from frogdesk.tui.workers import ShowsWorkerErrors
@@ -81,8 +83,6 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
 
     @work(thread=True, name="list-local", exit_on_error=False)
     def _list(self) -> None:
-        from frogdesk.models.chooser import local_choices
-        from frogdesk.paths import AppPaths
 
         self.post_message(LocalListed(local_choices(self.settings, AppPaths.default())))
 

@@ -26,6 +26,9 @@ from frogdesk.tui.gil import decode_switch_interval
 from frogdesk.tui.messages import ChangedFiles, QuantSwitched, RunEnded, SessionOpened, WorkFailed
 from frogdesk.tui.screens.attempts_flow import StartsAttempts
 from frogdesk.tui.screens.modals import ApproveCommandScreen, StopAnswer, StopChoiceScreen
+from frogdesk.tui.screens.quant import QuantSwitchScreen
+from frogdesk.tui.screens.review import ReviewOutcome, ReviewScreen
+from frogdesk.tui.screens.sessions import SessionsScreen
 from frogdesk.tui.stream import EventBuffer
 from frogdesk.tui.widgets.conversation import Conversation
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
@@ -316,7 +319,6 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
 
     def open_review(self, record: SessionRecord) -> None:
         """Review a session's changes; sending them back continues it here."""
-        from frogdesk.tui.screens.review import ReviewOutcome, ReviewScreen
 
         def done(outcome: ReviewOutcome | None) -> None:
             if outcome is not None and outcome[0] == "send_back":
@@ -339,7 +341,6 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
 
     def action_sessions(self) -> None:
         """List this repository's sessions to resume or discard."""
-        from frogdesk.tui.screens.sessions import SessionsScreen
 
         if self.running:
             self.notify("Stop the model first (Escape).", severity="warning")
@@ -368,7 +369,6 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
 
     def action_switch_quant(self) -> None:
         """Move the session to another model on disk, after announcing the cost."""
-        from frogdesk.tui.screens.quant import QuantSwitchScreen
 
         if self.running:
             self.notify("Stop the model first (Escape).", severity="warning")

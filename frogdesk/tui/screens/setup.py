@@ -22,7 +22,7 @@ from frogdesk.models.catalog import repo_rows
 from frogdesk.models.chooser import measured_drift
 from frogdesk.models.download import DownloadCancelled, Progress, download_limits
 from frogdesk.models.errors import ModelError
-from frogdesk.models.hub import hub_token, list_repo, resolve_endpoint
+from frogdesk.models.hub import hub_token, list_repo, resolve_endpoint, source_line
 from frogdesk.models.hub_http import RetryPolicy
 from frogdesk.models.local import all_local, hf_cache_dir
 from frogdesk.models.migrate import migrate_repo
@@ -182,7 +182,6 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         default = next((i for i, row in enumerate(self.rows) if row.name.quant == DEFAULT_QUANT), 0)
         table.move_cursor(row=default)
         table.focus()
-        from frogdesk.models.hub import source_line
 
         source = source_line(message.listing)
         if message.notes:
