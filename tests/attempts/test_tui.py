@@ -76,7 +76,7 @@ async def test_ranked_side_by_side_diff_and_review_of_the_pick(
         await pilot.press("enter")
         await wait_for(pilot, lambda: isinstance(app.screen, ReviewScreen), "the review")
         review = app.screen
-        assert isinstance(review, ReviewScreen) and review.record.id == chosen
+        assert isinstance(review, ReviewScreen) and review.session_id == chosen
         await wait_for(pilot, lambda: bool(review.views), "the hunks")
         assert [v.change.path for v in review.views] == ["calc.py"]
         bench = app.workbench
