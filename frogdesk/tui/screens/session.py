@@ -166,21 +166,23 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self.last_exit = None
         record = message.session.record
         words = status_words(record)
-        self.status.update_info(
-            state=words, step=record.n_steps, changed_files=message.session.changed_files()
-        )
         conversation = self.conversation
-        await conversation.clear()
-        for item in message.history:
-            if isinstance(item, UserTurn):
-                await conversation.add_user(item.text)
-            else:
-                await conversation.apply([item])
+        async with self._flushing:  # no frame of a stream in between the stored turns
+            await conversation.clear()
+            for item in message.history:
+                if isinstance(item, UserTurn):
+                    await conversation.add_user(item.text)
+                else:
+                    await conversation.apply([item])
         if record.status == "finished" and record.exit_reason == "agent":
             hint = "Write a message to continue it; Ctrl+R reviews its changes."
         else:
             hint = "Enter on an empty prompt continues; or type more guidance."
         await conversation.add_notice(f"Opened session {record.id} ({words}).\n{hint}")
+        # The state changes last, once the stored conversation is on screen.
+        self.status.update_info(
+            state=words, step=record.n_steps, changed_files=message.session.changed_files()
+        )
         self.query_one(PromptInput).focus()
 
     @work(thread=True, name="agent-run", exit_on_error=False)
