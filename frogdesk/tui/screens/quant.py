@@ -16,15 +16,15 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Input, Label, Static
 
 from frogdesk.config import Settings
-from frogdesk.models.chooser import local_choices
+from frogdesk.core.chooser import local_choices
 from frogdesk.paths import AppPaths
 from frogdesk.tui.untrusted import plain_block
 from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, warnings_text
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
+    from frogdesk.core.chooser import LocalChoices
     from frogdesk.models.catalog import CatalogRow
-    from frogdesk.models.chooser import LocalChoices
     from frogdesk.models.local import LocalModel
     from frogdesk.models.switch import SwitchPlan
 

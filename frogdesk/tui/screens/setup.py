@@ -16,10 +16,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
+from frogdesk.core.chooser import measured_drift
 from frogdesk.core.models import fit_context, load_backend, progress_line
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.models.catalog import repo_rows
-from frogdesk.models.chooser import measured_drift
 from frogdesk.models.download import DownloadCancelled, Progress, download_limits
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import hub_token, list_repo, resolve_endpoint, source_line
