@@ -8,7 +8,7 @@ from textual.widgets import Collapsible, Markdown, Static
 
 from frogdesk.core.status import ending_words
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
-from frogdesk.inert import inert_text
+from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import (
     LoopEvent,
     Notice,
@@ -112,6 +112,15 @@ class Conversation(VerticalScroll):
         for view in self.query(ReasoningView):
             view.collapsed = collapsed
 
+    def on_markdown_link_clicked(self, event: Markdown.LinkClicked) -> None:
+        """Say where a link in the model's answer points instead of opening it."""
+        event.stop()
+        self.notify(
+            f"Links from the model are not opened: {inert_line(event.href)}",
+            title="Link",
+            markup=False,
+        )
+
     async def apply(self, events: list[LoopEvent]) -> None:
         """Show a batch of (already merged) loop events."""
         at_end = self.is_vertical_scroll_end or self.max_scroll_y == 0
@@ -133,8 +142,10 @@ class Conversation(VerticalScroll):
             if self._content is None:
                 if not event.text.strip():
                     return
+                # A link the model wrote is shown, never opened: a click must not send the
+                # user's browser to an address the model chose.
                 self._content = Markdown(
-                    "", classes="content", parser_factory=self._markdown_parser
+                    "", classes="content", parser_factory=self._markdown_parser, open_links=False
                 )
                 await self.mount(self._content)
             # Markdown is not markup, but a raw escape in the model's text must still not pass.
