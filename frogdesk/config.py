@@ -59,6 +59,9 @@ class Settings:
     """Use flash attention in llama.cpp."""
     kv_cache_type: str = "f16"
     """KV cache element type: f16, q8_0 or q4_0."""
+    speculative: bool = True
+    """Draft tokens from the conversation's own text and let the model verify several per
+    step (llama backend; the output is the same, only faster when the model copies text)."""
     max_steps: int = 150
     """Step budget of one run (the vendor's evaluation used 150)."""
     max_context_tokens: int = 131072

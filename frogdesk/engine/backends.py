@@ -76,6 +76,7 @@ def settings_options(settings: Settings) -> LlamaOptions:
         flash_attn=settings.flash_attn,
         kv_cache_type=settings.kv_cache_type,
         seed=settings.seed if settings.seed >= 0 else None,
+        speculative=settings.speculative,
     )
 
 

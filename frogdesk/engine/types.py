@@ -138,6 +138,10 @@ class Usage:
     prefill_seconds: float = 0.0
     decode_seconds: float = 0.0
     ttft_seconds: float = 0.0
+    drafted_tokens: int = 0
+    """Drafted tokens verified by the model (speculative decoding; llama backend)."""
+    accepted_tokens: int = 0
+    """Drafted tokens the model accepted: each saved one decode step."""
 
 
 @dataclass(frozen=True)

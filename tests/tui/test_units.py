@@ -80,6 +80,9 @@ def test_status_line_shows_every_field() -> None:
         assert part in line
     assert "1 file changed" in format_status(StatusInfo(changed_files=1)).plain
     assert "- tok/s" in format_status(StatusInfo()).plain
+    drafting = format_status(StatusInfo(tokens_per_second=30.0, drafted=40, accepted=31)).plain
+    assert "30.0 tok/s (drafts 31/40 accepted)" in drafting
+    assert "drafts" not in format_status(StatusInfo(tokens_per_second=30.0)).plain
     assert "none (asks)" in format_status(StatusInfo(sandbox="none")).plain
 
 

@@ -11,9 +11,11 @@ from pathlib import Path
 import llama_cpp
 
 from frogdesk.engine.llama.context import DecodeError, LlamaContext
+from frogdesk.engine.llama.drafting import Drafter, DraftPolicy
 from frogdesk.engine.llama.generation import ReplyRun
 from frogdesk.engine.llama.log import LlamaLogCapture, buffer_sizes
 from frogdesk.engine.llama.model import LlamaModel
+from frogdesk.engine.llama.ngram import NgramDrafter
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.segments import KeptReply, render_with_raw, reply_closing
 from frogdesk.engine.llama.sequence import LlamaSequence
@@ -81,6 +83,9 @@ class LlamaBackend:
         self.sequence = LlamaSequence(
             self.model, self.context, self.transcript, max_snapshots=self.options.max_snapshots
         )
+        self.drafter: Drafter = NgramDrafter()
+        self.draft_policy: DraftPolicy = DraftPolicy(rollback_redecodes=True)
+        """Acceptance and batch costs measured so far (kept across replies)."""
         self._busy = threading.Lock()
 
     @classmethod
@@ -299,7 +304,10 @@ class LlamaBackend:
         except DecodeError as exc:
             yield Finished("error", error=str(exc))
             return
-        run = ReplyRun(self.sequence, tools, settings, plan.starts_in_reasoning, limit)
+        speculative = self.options.speculative
+        run = ReplyRun(self.sequence, tools, settings, plan.starts_in_reasoning, limit,
+                       drafter=self.drafter if speculative else None,
+                       policy=self.draft_policy if speculative else None)  # fmt: skip
         yield from run.events(cancel)
         if run.recorded is not None:
             self._record(run.recorded, run.ended_on_eog)

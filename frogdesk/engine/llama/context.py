@@ -113,6 +113,25 @@ class LlamaContext:
         if rc != 0:
             raise DecodeError(f"llama_decode failed with code {rc} at position {pos}")
 
+    def decode_rows(self, tokens: Sequence[int], start: int) -> None:
+        """Decode `tokens` (at most one batch) at positions start.., with logits for every row.
+
+        Row i's logits (`sample` index i) follow tokens[: i + 1]: how a draft is verified.
+        """
+        if not 0 < len(tokens) <= self.n_batch:
+            raise ValueError(f"a verification batch holds 1 to {self.n_batch} tokens")
+        batch = self._batch
+        for i, token in enumerate(tokens):
+            batch.token[i] = token
+            batch.pos[i] = start + i
+            batch.n_seq_id[i] = 1
+            batch.seq_id[i][0] = SEQ
+            batch.logits[i] = True
+        batch.n_tokens = len(tokens)
+        rc = llama_cpp.llama_decode(self.handle, batch)
+        if rc != 0:
+            raise DecodeError(f"llama_decode failed with code {rc} at position {start}")
+
     def logits(self) -> list[float]:
         """A copy of the logits of the last decoded token."""
         ptr = llama_cpp.llama_get_logits_ith(self.handle, -1)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import codecs
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from frogdesk.engine.llama.context import DecodeError
+from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
 from frogdesk.engine.llama.sampling import GrammarUse, Sampler, resolve
 from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.toolcall.grammar import CALL_TRIGGER, tool_call_grammar, trigger_pattern
@@ -36,6 +37,9 @@ class ReplyRun:
         settings: GenerationSettings,
         starts_in_reasoning: bool,
         limit: int,
+        *,
+        drafter: Drafter | None = None,
+        policy: DraftPolicy | None = None,
     ) -> None:
         self._seq = sequence
         self._tools = tools
@@ -44,6 +48,13 @@ class ReplyRun:
         self._limit = limit
         self._sampling = resolve(settings, sequence.model.sampling_defaults())
         self._call_token = sequence.model.single_token(CALL_TRIGGER)
+        self._drafter = drafter
+        self._policy = policy
+        self.drafts = DraftStats()
+        """Tokens drafted and accepted in this reply."""
+        self._shadow: list[int] = []
+        """A proposal that was not verified, scored against the tokens sampled after it."""
+        self._shadow_hits = 0
         self.recorded: Message | None = None
         self.ended_on_eog = ""
         """The text of the end-of-turn token the reply ended with ("" if none)."""
@@ -66,11 +77,11 @@ class ReplyRun:
 
     def events(self, cancel: threading.Event | None) -> Iterator[EngineEvent]:
         """Prefill what is new, then stream the reply; always ends with `Finished`."""
-        b, t = self._seq, self._seq.transcript
+        seq, t = self._seq, self._seq.transcript
         started = time.perf_counter()
         reused, prompt_len = t.n_past, len(t.tokens)
         try:
-            evaluated = b.catch_up(cancel)
+            evaluated = seq.catch_up(cancel)
         except DecodeError as exc:
             yield Finished("error", error=str(exc))
             return
@@ -81,78 +92,215 @@ class ReplyRun:
             yield Usage(completion_tokens=0, **usage)  # type: ignore[arg-type]
             yield Finished("cancelled")
             return
-        reply, raw, error, first = Reply(), list[str](), "", 0.0
-        sampled_from = len(t.tokens)
-        reason: FinishReason = "length"
-        parser = QwenXmlToolParser(self._tools, starts_in_reasoning=self._starts_in_reasoning)
-        in_reasoning, saw_call, tail = self._starts_in_reasoning, False, ""
-        sampler = self._sampler(in_reasoning, 0)
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        completion = 0
+        stream = ReplyStream(self._seq, self._tools, self._settings,
+                             starts_in_reasoning=self._starts_in_reasoning, limit=self._limit,
+                             sampler_for=self._sampler)  # fmt: skip
+        error = ""
         try:
-            while True:
-                if completion >= self._settings.max_tokens:
-                    reason = "length"
-                    break
-                if cancel is not None and cancel.is_set():
-                    reason = "cancelled"
-                    break
-                token = sampler.sample(b.context.handle)
-                first = first or time.perf_counter()
-                t.tokens.append(token)
-                completion += 1
-                if b.model.is_eog(token):
-                    self.ended_on_eog = b.model.piece(token).decode("utf-8", "replace")
-                    reason = "stop"
-                    break
-                text = decoder.decode(b.model.piece(token))
-                if text:
-                    raw.append(text)
-                    for event in parser.feed(text):
-                        reply.add(event)
-                        yield event
-                    window = tail + text
-                    saw_call = saw_call or CALL_TRIGGER in window
-                    if in_reasoning and not saw_call and THINK_CLOSE in window:
-                        in_reasoning = False
-                        sampler.close()
-                        sampler = self._sampler(False, completion)
-                    tail = window[-16:]
-                if completion >= self._settings.max_tokens:
-                    reason = "length"
-                    break
-                if len(t.tokens) >= self._limit:
-                    reason = "max_context_len"
-                    break
-                b.step(token)
+            yield from self._decode_loop(stream, cancel)
         except DecodeError as exc:
-            reason, error = "error", str(exc)
+            stream.reason, error = "error", str(exc)
         finally:
-            sampler.close()
-        tail_text = decoder.decode(b"", final=True)
-        if tail_text:
-            raw.append(tail_text)
-        for event in [*parser.feed(tail_text), *parser.finish()]:
-            reply.add(event)
-            yield event
+            stream.sampler.close()
+        self.ended_on_eog = stream.ended_on_eog
+        yield from stream.finish()
+        reply, completion = stream.reply, stream.completion
+        reason: FinishReason = stream.reason or "length"
         if reason == "stop" and reply.tool_calls:
             reason = "tool_calls"
-        done = time.perf_counter()
+        done, first = time.perf_counter(), stream.first
         yield Usage(
             completion_tokens=completion,
             decode_seconds=(done - first) if first else 0.0,
             ttft_seconds=(first - started) if first else 0.0,
+            drafted_tokens=self.drafts.drafted,
+            accepted_tokens=self.drafts.accepted,
             **usage,  # type: ignore[arg-type]
         )
-        final = reason
-        if final in ("stop", "tool_calls", "length") and completion > 0:
+        if reason in ("stop", "tool_calls", "length") and completion > 0:
             self.recorded = Message(
                 role="assistant",
                 content=reply.content,
                 reasoning=reply.reasoning,
                 tool_calls=tuple(reply.tool_calls),
             )
-        sampled = t.tokens[sampled_from : sampled_from + completion]
+        sampled = t.tokens[stream.sampled_from : stream.sampled_from + completion]
         if sampled and self.ended_on_eog:
             sampled = sampled[:-1]
-        yield Finished(final, error=error, raw_text="".join(raw), raw_tokens=tuple(sampled))
+        yield Finished(reason, error=error, raw_text="".join(stream.raw), raw_tokens=tuple(sampled))
+
+    def _decode_loop(
+        self, stream: ReplyStream, cancel: threading.Event | None
+    ) -> Iterator[EngineEvent]:
+        """Sample, stream and decode until the reply ends; `stream.reason` says why.
+
+        The newest sampled token is decoded either alone or with a draft of the tokens that
+        may follow it, in one batch. The draft's rows are then sampled in order with the
+        same sampler (grammar included), as if each token had been decoded alone: a drafted
+        token is kept only when the sampler picks it, so the output follows the model's own
+        distribution and the sampler draws once per emitted token, as without drafting.
+        """
+        seq, ctx = self._seq, self._seq.context
+        row, sample = -1, True
+        while True:
+            if sample:
+                if stream.stopped_before_sampling(cancel):
+                    return
+                yield from self._emit(stream, stream.sampler.sample(ctx.handle, row))
+                if stream.reason is not None:
+                    return
+            pending = seq.transcript.tokens[-1]
+            draft = self._draft(stream)
+            if not draft:
+                started = time.perf_counter()
+                seq.step(pending)
+                self._timed(1, started)
+                row, sample = -1, True
+                continue
+            started = time.perf_counter()
+            seq.verify([pending, *draft])
+            self._timed(len(draft) + 1, started)
+            kept, rejected = 1, False
+            for i, proposed in enumerate(draft):
+                if stream.stopped_before_sampling(cancel):
+                    break
+                token = stream.sampler.sample(ctx.handle, i)
+                yield from self._emit(stream, token)
+                if token != proposed:
+                    rejected = True
+                    break
+                kept += 1
+                if stream.reason is not None:
+                    break
+            accepted = kept - 1
+            self.drafts.add(self._drafter.name if self._drafter else "", len(draft), accepted)
+            if self._policy is not None:
+                self._policy.score(accepted, rejected)
+            started = time.perf_counter()
+            seq.settle(kept)
+            if kept < len(draft) + 1:  # the kept part was decoded again
+                self._timed(kept, started)
+            if stream.reason is not None:
+                return
+            # After a rejection the token sampled in its place waits to be decoded; after a
+            # fully accepted draft the batch's last row gives the next token for free.
+            row, sample = (-1, False) if rejected else (len(draft), True)
+
+    def _emit(self, stream: ReplyStream, token: int) -> Iterator[EngineEvent]:
+        yield from stream.emit(token)
+        shadow = self._shadow
+        if shadow and self._policy is not None:
+            if token == shadow[0]:
+                self._shadow_hits += 1
+                shadow.pop(0)
+                if not shadow:
+                    self._policy.score(self._shadow_hits, False)
+            else:
+                self._policy.score(self._shadow_hits, True)
+                shadow.clear()
+
+    def _draft(self, stream: ReplyStream) -> list[int]:
+        """The drafted tokens to verify with the pending one ([] when drafting does not pay)."""
+        drafter, policy, t = self._drafter, self._policy, self._seq.transcript
+        if drafter is None or policy is None:
+            return []
+        room = min(
+            self._settings.max_tokens - stream.completion,  # tokens the reply may still take
+            self._limit - len(t.tokens),  # positions left in the context
+            self._seq.context.n_batch - 1,  # one batch holds the pending token and the draft
+        )
+        if room <= 0:
+            return []
+        proposal = drafter.propose(t.tokens, min(room, policy.max_draft))
+        if not proposal:
+            return []
+        k = policy.length(len(proposal))
+        if k == 0 and not self._shadow:
+            # Not verified, but scored against what is sampled next: acceptance stays current.
+            self._shadow, self._shadow_hits = proposal, 0
+        return proposal[:k]
+
+    def _timed(self, n_tokens: int, started: float) -> None:
+        """Tell the policy how long a decode call of `n_tokens` took (since `started`)."""
+        if self._policy is not None:
+            self._policy.timed(n_tokens, time.perf_counter() - started)
+
+
+class ReplyStream:
+    """What one reply has produced so far: tokens, text, parsed events and why it ended."""
+
+    def __init__(
+        self,
+        sequence: LlamaSequence,
+        tools: Sequence[ToolSchema],
+        settings: GenerationSettings,
+        *,
+        starts_in_reasoning: bool,
+        limit: int,
+        sampler_for: Callable[[bool, int], Sampler],
+    ) -> None:
+        self._t = sequence.transcript
+        self._model = sequence.model
+        self._max_tokens = settings.max_tokens
+        self._limit = limit
+        self._sampler_for = sampler_for
+        self.sampler = sampler_for(starts_in_reasoning, 0)
+        """The chain for the current phase (reasoning, then content)."""
+        self.sampled_from = len(self._t.tokens)
+        self.reply = Reply()
+        self.raw: list[str] = []
+        self.completion = 0
+        self.first = 0.0
+        """When the first token was sampled (perf_counter)."""
+        self.reason: FinishReason | None = None
+        self.ended_on_eog = ""
+        """The text of the end-of-turn token the reply ended with ("" if none)."""
+        self._parser = QwenXmlToolParser(tools, starts_in_reasoning=starts_in_reasoning)
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._in_reasoning = starts_in_reasoning
+        self._saw_call = False
+        self._tail = ""
+
+    def stopped_before_sampling(self, cancel: threading.Event | None) -> bool:
+        """Whether the reply must end before another token is sampled (sets `reason`)."""
+        if self.completion >= self._max_tokens:
+            self.reason = "length"
+        elif cancel is not None and cancel.is_set():
+            self.reason = "cancelled"
+        return self.reason is not None
+
+    def emit(self, token: int) -> Iterator[EngineEvent]:
+        """Take a sampled token into the reply: transcript, text, events, phase, end."""
+        self.first = self.first or time.perf_counter()
+        self._t.tokens.append(token)
+        self.completion += 1
+        if self._model.is_eog(token):
+            self.ended_on_eog = self._model.piece(token).decode("utf-8", "replace")
+            self.reason = "stop"
+            return
+        text = self._decoder.decode(self._model.piece(token))
+        if text:
+            self.raw.append(text)
+            for event in self._parser.feed(text):
+                self.reply.add(event)
+                yield event
+            window = self._tail + text
+            self._saw_call = self._saw_call or CALL_TRIGGER in window
+            if self._in_reasoning and not self._saw_call and THINK_CLOSE in window:
+                self._in_reasoning = False
+                self.sampler.close()
+                self.sampler = self._sampler_for(False, self.completion)
+            self._tail = window[-16:]
+        if self.completion >= self._max_tokens:
+            self.reason = "length"
+        elif len(self._t.tokens) >= self._limit:
+            self.reason = "max_context_len"
+
+    def finish(self) -> Iterator[EngineEvent]:
+        """The text and events still held by the UTF-8 decoder and the parser."""
+        tail_text = self._decoder.decode(b"", final=True)
+        if tail_text:
+            self.raw.append(tail_text)
+        for event in [*self._parser.feed(tail_text), *self._parser.finish()]:
+            self.reply.add(event)
+            yield event

@@ -66,7 +66,9 @@ class LlamaModel:
         self.log.install()
         llama_cpp.llama_backend_init()
         params = llama_cpp.llama_model_default_params()
-        params.n_gpu_layers = (options or LlamaOptions()).n_gpu_layers
+        options = options or LlamaOptions()
+        params.n_gpu_layers = options.n_gpu_layers
+        params.use_mmap = options.use_mmap
         if progress is not None:
             # llama.cpp reports the fraction loaded; the callback lives as long as the load
             report = llama_cpp.llama_progress_callback(lambda done, _user: _report(progress, done))

@@ -24,8 +24,14 @@ class LlamaOptions:
     """Default seed for replies whose settings give none."""
     n_batch: int = 512
     """Tokens per llama_decode call in prefill (also the micro-batch size)."""
+    use_mmap: bool = True
+    """Map the file instead of reading it (weights llama.cpp repacks for the CPU then exist
+    twice: mapped and repacked)."""
     max_snapshots: int = 4
     """Recurrent-state snapshots kept for going back (hybrid models; ~50 MiB each for 4B)."""
+    speculative: bool = True
+    """Draft tokens from the conversation's own text and verify them in one batch when that
+    pays (same output; off: one token per decode step)."""
     verbose: bool = False
     """Echo llama.cpp's log to stderr (it is always captured in `load_log`)."""
 

@@ -108,9 +108,10 @@ class Sampler:
         seed = s.seed if s.seed == RANDOM_SEED else (s.seed + seed_offset) & 0x7FFFFFFF
         self._add(llama_cpp.llama_sampler_init_dist(seed))
 
-    def sample(self, ctx: Any) -> int:
-        """Sample from the last logits of `ctx` (and accept the token into the chain)."""
-        return int(llama_cpp.llama_sampler_sample(self._chain, ctx, -1))
+    def sample(self, ctx: Any, row: int = -1) -> int:
+        """Sample from the logits of batch row `row` of `ctx` (the last by default), and
+        accept the token into the chain (grammar, repetition state)."""
+        return int(llama_cpp.llama_sampler_sample(self._chain, ctx, row))
 
     def close(self) -> None:
         """Free the chain and every sampler in it."""

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
-from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.context import DecodeError, LlamaContext
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.transcript import TokenTranscript
 
@@ -27,6 +28,8 @@ class LlamaSequence:
         self.context = context
         self.transcript = transcript
         self.max_snapshots = max_snapshots
+        self._verifying: list[int] = []
+        self._checkpoint = b""
 
     def catch_up(self, cancel: threading.Event | None = None) -> int:
         """Decode every transcript token not yet evaluated, capturing turn boundaries on the way.
@@ -63,3 +66,41 @@ class LlamaSequence:
         self.context.decode_one(token, t.n_past)
         t.schedule.append((t.n_past, 1))
         t.n_past += 1
+
+    def verify(self, tokens: Sequence[int]) -> None:
+        """Decode the newest sampled token and a draft after it in one batch, logits per row.
+
+        `tokens[0]` is the transcript's last token; the rest are only proposed. Row i's
+        logits (`Sampler.sample(ctx, i)`) follow `tokens[: i + 1]`. `settle` must follow.
+        """
+        t = self.transcript
+        if t.n_past != len(t.tokens) - 1 or t.tokens[-1] != tokens[0]:
+            raise ValueError("a draft is verified right after the newest sampled token")
+        # A recurrent state cannot drop a rejected tail: keep what to go back to.
+        self._checkpoint = self.context.snapshot() if self.model.is_hybrid else b""
+        self._verifying = list(tokens)
+        self.context.decode_rows(self._verifying, t.n_past)
+
+    def settle(self, kept: int) -> None:
+        """Keep the first `kept` verified tokens (now the transcript's next ones), forget the rest.
+
+        A rejected tail is undone by going back to where the batch started and decoding the
+        kept tokens again in one call, so the state is exactly that of a run which never
+        saw the rejected tokens, and the schedule says how it was made.
+        """
+        t = self.transcript
+        start, batch = t.n_past, self._verifying
+        if not 0 < kept <= len(batch) or t.tokens[start : start + kept] != batch[:kept]:
+            raise ValueError("the kept tokens are not the transcript's next ones")
+        self._verifying = []
+        if kept < len(batch):
+            if self.model.is_hybrid:
+                ok = self.context.restore(self._checkpoint, start)
+            else:
+                ok = self.context.trim(start)
+            if not ok:
+                raise DecodeError(f"could not drop a rejected draft at position {start}")
+            self.context.decode(batch[:kept], start)
+        self._checkpoint = b""
+        t.schedule.append((start, kept))
+        t.n_past += kept

@@ -237,9 +237,12 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
                     if usage.decode_seconds > 0
                     else 0.0
                 )
+                info = self.status.info
                 self.status.update_info(
                     context_used=usage.prompt_tokens + usage.completion_tokens,
-                    tokens_per_second=rate or self.status.info.tokens_per_second,
+                    tokens_per_second=rate or info.tokens_per_second,
+                    drafted=info.drafted + usage.drafted_tokens,
+                    accepted=info.accepted + usage.accepted_tokens,
                     state="running tools",
                 )
             elif isinstance(event, RunFinished):

@@ -23,8 +23,13 @@ class StatusInfo:
     step: int = 0
     max_steps: int = 150
     tokens_per_second: float = 0.0
+    """Tokens generated per second of decoding (drafted tokens the model accepted included)."""
     changed_files: int = 0
     state: str = "ready"
+    drafted: int = 0
+    """Drafted tokens verified so far in this session (speculative decoding)."""
+    accepted: int = 0
+    """Of those, the tokens the model accepted."""
 
 
 def short_model(model: str) -> str:
@@ -48,6 +53,8 @@ def format_status(info: StatusInfo) -> Content:
         (info.sandbox, "") if info.sandbox != "none" else ("none (asks)", "bold $error")
     )
     speed = f"{info.tokens_per_second:.1f} tok/s" if info.tokens_per_second else "- tok/s"
+    if info.drafted:
+        speed += f" (drafts {info.accepted}/{info.drafted} accepted)"
     files = "1 file changed" if info.changed_files == 1 else f"{info.changed_files} files changed"
     sep = " │ "
     return Content.assemble(

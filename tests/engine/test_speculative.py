@@ -1,0 +1,238 @@
+"""Speculative decoding on real llama.cpp: drafts verified in one batch leave no trace when rejected."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.drafting import DraftPolicy
+from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolSchema
+
+pytestmark = pytest.mark.llama
+
+START = [
+    Message("system", "You are a software-engineering agent."),
+    Message("user", "Read calc.py and fix the division by zero in divide()."),
+]
+READ_TOOL: ToolSchema = {
+    "type": "function",
+    "function": {
+        "name": "Read",
+        "description": "Read a file.",
+        "parameters": {
+            "type": "object",
+            "properties": {"file_path": {"type": "string"}},
+            "required": ["file_path"],
+        },
+    },
+}
+OPTIONS = LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64)
+
+
+class ScriptedDrafter:
+    """Proposes the reference reply's next tokens, or a wrong token in their place.
+
+    Every `wrong_every`-th proposal has its `wrong_at`-th token replaced, so a run sees
+    drafts accepted whole, accepted in part, and rejected at once.
+    """
+
+    name = "scripted"
+
+    def __init__(self, prompt_len: int, reference: Sequence[int], n_vocab: int) -> None:
+        self.prompt_len = prompt_len
+        self.reference = list(reference)
+        self.n_vocab = n_vocab
+        self.calls = 0
+
+    def propose(self, tokens: Sequence[int], limit: int) -> list[int]:
+        """The reference continuation of `tokens`, one token wrong in some proposals."""
+        self.calls += 1
+        done = list(tokens[self.prompt_len :])
+        if done != self.reference[: len(done)]:
+            return [(tokens[-1] + 1) % self.n_vocab]
+        draft = self.reference[len(done) : len(done) + min(limit, 1 + self.calls % 4)]
+        wrong_at = self.calls % 3
+        if draft and self.calls % 2 == 0 and wrong_at < len(draft):
+            draft[wrong_at] = (draft[wrong_at] + 7) % self.n_vocab
+        return draft
+
+
+class RandomDrafter:
+    """Proposes random tokens: every draft a grammar or the model may reject."""
+
+    name = "random"
+
+    def __init__(self, n_vocab: int) -> None:
+        self.n_vocab = n_vocab
+        self.rng = random.Random(5)
+
+    def propose(self, tokens: Sequence[int], limit: int) -> list[int]:
+        """`limit` random tokens (at most 4)."""
+        return [self.rng.randrange(self.n_vocab) for _ in range(min(limit, 4))]
+
+
+class AlwaysVerify(DraftPolicy):
+    """Verifies every proposal whatever it costs (to exercise the rollback on every step)."""
+
+    def length(self, available: int) -> int:
+        """All of them."""
+        return min(available, self.max_draft)
+
+
+def generate(backend: LlamaBackend, messages: list[Message], **kw: object) -> Reply:
+    """One reply to the end, greedy unless told."""
+    out = Reply()
+    tools = kw.pop("tools", [READ_TOOL])
+    settings = GenerationSettings(**{"max_tokens": 24, "temperature": 0.0, "seed": 1, **kw})  # type: ignore[arg-type]
+    for event in backend.generate(messages, tools, settings):  # type: ignore[arg-type]
+        out.add(event)
+    assert out.finish is not None and out.usage is not None
+    return out
+
+
+def replay_logits(backend: LlamaBackend) -> np.ndarray:
+    """Logits of a fresh context fed the transcript with the backend's own decode calls."""
+    t = backend.transcript
+    fresh = LlamaContext(backend.model, OPTIONS)
+    try:
+        pos = 0
+        for start, count in t.schedule:
+            assert start == pos
+            fresh.decode(t.tokens[start : start + count], start)
+            pos += count
+        assert pos == t.n_past
+        return np.array(fresh.logits())
+    finally:
+        fresh.close()
+
+
+@pytest.fixture
+def qwen(qwen35_gguf: Path) -> Iterator[LlamaBackend]:
+    """The tiny hybrid model (DeltaNet recurrent state beside the KV cache)."""
+    b = LlamaBackend(qwen35_gguf, OPTIONS)
+    yield b
+    b.close()
+
+
+def reference_reply(path: Path, messages: list[Message], **kw: object) -> tuple[int, list[int]]:
+    """Prompt length and sampled tokens of a reply made without drafting."""
+    from dataclasses import replace
+
+    b = LlamaBackend(path, replace(OPTIONS, speculative=False))
+    try:
+        r = generate(b, messages, **kw)
+        assert r.usage is not None and r.usage.drafted_tokens == 0
+        return r.usage.prompt_tokens, list(b.transcript.tokens[r.usage.prompt_tokens :])
+    finally:
+        b.close()
+
+
+def test_rejected_drafts_leave_no_trace_in_the_hybrid_state(
+    qwen: LlamaBackend, qwen35_gguf: Path
+) -> None:
+    """After accepted and rejected drafts the next logits equal a run that never saw them."""
+    assert qwen.model.is_hybrid
+    prompt_len, reference = reference_reply(qwen35_gguf, START)
+    drafter = ScriptedDrafter(prompt_len, reference, qwen.model.n_vocab)
+    qwen.drafter, qwen.draft_policy = drafter, AlwaysVerify()
+    r = generate(qwen, START)
+    assert r.usage is not None and r.finish is not None
+    drafted, accepted = r.usage.drafted_tokens, r.usage.accepted_tokens
+    assert drafted > accepted > 0, "both accepted and rejected drafts"
+    assert any(count > 1 for _, count in qwen.transcript.schedule[-20:]), "drafts were batched"
+    # The same tokens as without drafting, and the state holds exactly the kept ones.
+    assert list(qwen.transcript.tokens[prompt_len:]) == reference
+    ours = np.array(qwen.last_logits())
+    assert np.abs(ours - replay_logits(qwen)).max() == 0.0
+    # The last sampled token, decoded as the next turn would, reads on from the same state.
+    qwen.catch_up()
+    assert qwen.transcript.n_past == len(qwen.transcript.tokens)
+    assert np.abs(np.array(qwen.last_logits()) - replay_logits(qwen)).max() == 0.0
+
+
+def test_drafted_tokens_reach_the_recurrent_state_until_restored(qwen: LlamaBackend) -> None:
+    """Positive control: decoding a draft changes the DeltaNet state, so it must be undone."""
+    tokens = qwen.model.tokenize("<|im_start|>user\nhello there, model<|im_end|>\n")
+    probe = qwen.model.tokenize("x")
+    clean = LlamaContext(qwen.model, OPTIONS)
+    dirty = LlamaContext(qwen.model, OPTIONS)
+    try:
+        clean.decode(tokens, 0)
+        dirty.decode(tokens, 0)
+        before = dirty.snapshot()
+        dirty.decode_rows([42, 43], len(tokens))
+        assert dirty.snapshot() != before, "the draft reached the recurrent state"
+        assert dirty.restore(before, len(tokens))
+        assert dirty.snapshot() == before
+        clean.decode(probe, len(tokens))
+        dirty.decode(probe, len(tokens))
+        assert np.abs(np.array(clean.logits()) - np.array(dirty.logits())).max() == 0.0
+    finally:
+        clean.close()
+        dirty.close()
+
+
+def test_sampled_replies_with_drafts_draw_like_replies_without(
+    qwen: LlamaBackend, qwen35_gguf: Path
+) -> None:
+    """At temperature 0.6 the sampler draws once per emitted token: the same seed, the same reply."""
+    prompt_len, reference = reference_reply(qwen35_gguf, START, temperature=0.6, seed=9)
+    qwen.drafter = ScriptedDrafter(prompt_len, reference, qwen.model.n_vocab)
+    qwen.draft_policy = AlwaysVerify()
+    r = generate(qwen, START, temperature=0.6, seed=9)
+    assert r.usage is not None and r.usage.accepted_tokens > 0
+    assert list(qwen.transcript.tokens[prompt_len:]) == reference
+
+
+def test_drafts_the_grammar_rejects_are_rejected_drafts(qwen: LlamaBackend) -> None:
+    """A forced tool call with random drafts: every wrong draft is refused, the call is valid."""
+    qwen.drafter = RandomDrafter(qwen.model.n_vocab)
+    qwen.draft_policy = AlwaysVerify()
+    r = generate(qwen, START, tool_choice="required", enable_thinking=False, max_tokens=48)
+    assert r.usage is not None and r.usage.drafted_tokens > r.usage.accepted_tokens
+    assert r.finish is not None and r.finish.raw_text.lstrip().startswith("<tool_call>")
+    assert np.abs(np.array(qwen.last_logits()) - replay_logits(qwen)).max() == 0.0
+
+
+def test_the_setting_turns_drafting_off(qwen35_gguf: Path) -> None:
+    from dataclasses import replace
+
+    b = LlamaBackend(qwen35_gguf, replace(OPTIONS, speculative=False))
+    try:
+        b.drafter = RandomDrafter(b.model.n_vocab)  # never asked
+        b.draft_policy = AlwaysVerify()
+        r = generate(b, START)
+        assert r.usage is not None and r.usage.drafted_tokens == 0
+        reply_calls = [n for start, n in b.transcript.schedule if start >= r.usage.prompt_tokens]
+        assert reply_calls and all(n == 1 for n in reply_calls)
+    finally:
+        b.close()
+
+
+COPY_SOURCE = "\n".join(
+    f"def step_{i}(value: int) -> int:\n    return value * {i} + {i * 3}\n" for i in range(12)
+)
+
+
+def test_smollm2_copying_text_is_drafted_from_the_conversation(smollm2_gguf: Path) -> None:
+    """Greedy SmolLM2 asked to repeat a file: the n-gram drafter proposes it, the model accepts."""
+    messages = [
+        Message("system", "You repeat files exactly."),
+        Message("user", f"Here is a file:\n{COPY_SOURCE}\nWrite the same file again."),
+    ]
+    b = LlamaBackend(smollm2_gguf, OPTIONS)
+    try:
+        r = generate(b, messages, max_tokens=160, tools=[])
+        assert r.usage is not None
+        assert r.usage.accepted_tokens > 20
+        assert b.draft_policy.acceptance > 0.5
+        assert np.abs(np.array(b.last_logits()) - replay_logits(b)).max() == 0.0
+    finally:
+        b.close()
