@@ -72,6 +72,19 @@ def physical_cores() -> int:
     return logical_cpus()
 
 
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
+    """The CPU's feature flags (x86 `flags`, ARM `Features` in /proc/cpuinfo); empty elsewhere."""
+    try:
+        with open(cpuinfo, encoding="utf-8") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                if key.strip() in ("flags", "Features"):
+                    return frozenset(value.split())
+    except OSError:
+        pass
+    return frozenset()
+
+
 def thread_count(configured: int = 0) -> int:
     """Threads for llama.cpp: `configured` when positive, else one per physical core.
 

@@ -13,6 +13,7 @@ from frogdesk.commands.common import UserError, config_path, load_settings
 from frogdesk.commands.quantcheck import add_check_arguments, run_check
 from frogdesk.config import Settings
 from frogdesk.core.models import drift_result, fit_context, progress_line
+from frogdesk.engine.backends import settings_options
 from frogdesk.inert import inert_line
 from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
 from frogdesk.models.download import Progress, download_limits
@@ -21,7 +22,7 @@ from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.hub import RepoListing, hub_token, list_repo, resolve_endpoint, source_line
 from frogdesk.models.hub_http import RetryPolicy
 from frogdesk.models.local import all_local, hf_cache_dir, import_model
-from frogdesk.models.memory import largest_context, plan
+from frogdesk.models.memory import cpu_repack_types, largest_context, plan
 from frogdesk.models.migrate import migrate_repo
 from frogdesk.models.model_warnings import (
     LICENSE_AMBIGUOUS,
@@ -225,6 +226,20 @@ def cmd_pull(args: argparse.Namespace) -> int:
     return 0
 
 
+def load_options(settings: Settings) -> dict[str, Any]:
+    """The llama.cpp options FrogDesk loads a model with, as the estimate assumes them."""
+    options = settings_options(settings)
+    return {
+        "use_mmap": options.use_mmap,
+        "flash_attn": options.flash_attn,
+        "kv_cache_type": options.kv_cache_type,
+        "n_batch": options.n_batch,
+        "n_ubatch": options.n_batch,
+        "n_threads": options.threads,
+        "cpu_repack_types": sorted(cpu_repack_types()),
+    }
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     """Metadata, memory estimate, offload plan and warnings of a local model."""
     settings = load_settings(args)
@@ -256,6 +271,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 "fits": chosen.fits,
                 "note": chosen.note,
             },
+            "load": load_options(settings),
             "largest_context": top,
             "memory": memory.__dict__,
             "warnings": [w.__dict__ for w in warnings],

@@ -55,6 +55,9 @@ class GgufInfo:
     """Tensor bytes of each repeating layer (blk.N), for the offload plan."""
     sampling: dict[str, Any] = field(default_factory=dict)
     """The file's general.sampling.* defaults (temp, top_k, top_p, ...)."""
+    repackable_bytes: dict[str, int] = field(default_factory=dict)
+    """Bytes of matrix weights by quant type (e.g. "Q4_K") whose rows come in multiples of 8,
+    the token embedding excepted: what llama.cpp's CPU backend may repack (see memory)."""
 
     @property
     def bits_per_weight(self) -> float:
@@ -198,11 +201,16 @@ def inspect_gguf(path: Path) -> GgufInfo:
     parameters = 0
     tensor_bytes = 0
     layers: dict[int, int] = {}
+    repackable: dict[str, int] = {}
     for index, part in enumerate(parts):
         part_reader = reader if index == 0 else _open(part)
         for tensor in part_reader.tensors:
             parameters += int(tensor.n_elements)
             tensor_bytes += int(tensor.n_bytes)
+            shape = [int(d) for d in tensor.shape]
+            if len(shape) >= 2 and shape[1] % 8 == 0 and not tensor.name.startswith("token_embd"):
+                kind = tensor.tensor_type.name
+                repackable[kind] = repackable.get(kind, 0) + int(tensor.n_bytes)
             match = _LAYER_RE.match(tensor.name)
             if match:
                 layer = int(match.group(1))
@@ -234,4 +242,5 @@ def inspect_gguf(path: Path) -> GgufInfo:
         is_mmproj=general_type == "mmproj" or arch == "clip",
         layer_bytes=tuple(layers.get(i, 0) for i in range(block_count)),
         sampling=sampling,
+        repackable_bytes=repackable,
     )

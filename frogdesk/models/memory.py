@@ -7,6 +7,7 @@ from typing import Literal
 
 from frogdesk.models.gguf_info import GgufInfo
 from frogdesk.models.system_memory import MemoryAvailable
+from frogdesk.system import cpu_flags
 
 KV_TYPE_BYTES = {"f16": 2.0, "bf16": 2.0, "f32": 4.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
 """Bytes per KV-cache element for each cache type llama.cpp accepts."""
@@ -14,6 +15,26 @@ CONTEXT_PAD = 256
 """llama.cpp rounds the context up to a multiple of this."""
 HEADROOM = 0.9
 """Share of free memory a plan may use; the rest is left to the system and other programs."""
+
+
+def cpu_repack_types(flags: frozenset[str] | None = None) -> frozenset[str]:
+    """Quant types llama.cpp's CPU backend repacks into its SIMD layout on this CPU.
+
+    x86 with AVX2 repacks Q4_0, Q4_K and IQ4_NL; ARM with the dot-product extension
+    Q4_0 and IQ4_NL. A repacked tensor is copied into a `CPU_REPACK` buffer.
+    """
+    flags = cpu_flags() if flags is None else flags
+    if "avx2" in flags:
+        return frozenset({"Q4_0", "Q4_K", "IQ4_NL"})
+    if "asimddp" in flags:
+        return frozenset({"Q4_0", "IQ4_NL"})
+    return frozenset()
+
+
+def repack_bytes(info: GgufInfo, types: frozenset[str] | None = None) -> int:
+    """Bytes of `info`'s weights llama.cpp repacks on this CPU (`types`: the repacked quants)."""
+    types = cpu_repack_types() if types is None else types
+    return sum(size for kind, size in info.repackable_bytes.items() if kind in types)
 
 
 @dataclass(frozen=True)
@@ -26,11 +47,17 @@ class Estimate:
     recurrent_state: int
     compute: int
     output: int
+    repack: int = 0
+    """The `CPU_REPACK` copy of repacked weights when the file is memory-mapped too (the
+    mapped file stays resident beside it); 0 when the weights are read without mmap."""
 
     @property
     def total(self) -> int:
         """Everything together."""
-        return self.weights + self.kv_cache + self.recurrent_state + self.compute + self.output
+        return (
+            self.weights + self.kv_cache + self.recurrent_state + self.compute + self.output
+            + self.repack
+        )  # fmt: skip
 
 
 def _padded(context: int) -> int:
@@ -72,8 +99,12 @@ def estimate(
     kv_type: str = "f16",
     ubatch: int = 512,
     flash_attn: bool = False,
+    *,
+    use_mmap: bool = True,
+    repack_types: frozenset[str] | None = None,
 ) -> Estimate:
-    """Weights + KV cache of the full-attention layers + recurrent state + compute + output buffers."""
+    """Weights + KV cache of the full-attention layers + recurrent state + compute + output
+    buffers, + the repacked copy of weights a memory-mapped file keeps beside it (CPU)."""
     ctx = _padded(min(context, info.context_length) if info.context_length else context)
     per_elem = KV_TYPE_BYTES.get(kv_type)
     if per_elem is None:
@@ -90,6 +121,7 @@ def estimate(
         recurrent_state=recurrent_state_bytes(info),
         compute=compute_bytes(info, ctx, ubatch, flash_attn),
         output=info.vocab_size * 4,
+        repack=repack_bytes(info, repack_types) if use_mmap else 0,
     )
 
 
@@ -129,8 +161,9 @@ def plan(
     layers = max(len(info.layer_bytes), 1)
     if memory.has_gpu and memory.vram_free is not None:
         vram_budget = int(memory.vram_free * HEADROOM)
-        if est.total <= vram_budget:
-            return Plan(est, "all", layers, True, 0, est.total, "everything on the GPU")
+        on_gpu = est.total - est.repack  # offloaded weights are not repacked for the CPU
+        if on_gpu <= vram_budget:
+            return Plan(est, "all", layers, True, 0, on_gpu, "everything on the GPU")
         per_layer_state = (est.kv_cache + est.recurrent_state) // layers
         fixed = est.compute + est.output
         room = vram_budget - fixed

@@ -112,6 +112,7 @@ def header_info(path: Path, header: GgufHeader) -> GgufInfo:
         is_mmproj=False,
         layer_bytes=(),
         sampling={},
+        repackable_bytes=dict(header.repackable),
     )
 
 

@@ -48,6 +48,8 @@ class GgufHeader:
     file_size: int = 0
     arrays: dict[str, list[Any]] = field(default_factory=dict)
     """Short numeric arrays in full (per-layer values such as head_count_kv)."""
+    repackable: dict[str, int] = field(default_factory=dict)
+    """Matrix weight bytes by quant type the CPU backend may repack (see `GgufInfo`)."""
 
     @property
     def architecture(self) -> str:
@@ -121,6 +123,12 @@ def _tensor_bytes(ggml_type: int, dims: list[int]) -> int:
     return n // block * size
 
 
+def _type_name(ggml_type: int) -> str:
+    from gguf.constants import GGMLQuantizationType
+
+    return GGMLQuantizationType(ggml_type).name
+
+
 SHORT_ARRAY = 4096
 """Numeric arrays up to this many items are kept whole in `GgufHeader.arrays`."""
 
@@ -155,10 +163,14 @@ def _parse(buf: mmap.mmap | bytes, file_size: int) -> GgufHeader:
             header.arrays[key] = short
     end = 0
     for _ in range(n_tensors):
-        cur.string()
+        name = cur.string()
         dims = [cur.u64() for _ in range(cur.u32())]
         ggml_type, offset = cur.u32(), cur.u64()
-        end = max(end, offset + _tensor_bytes(ggml_type, dims))
+        size = _tensor_bytes(ggml_type, dims)
+        end = max(end, offset + size)
+        if len(dims) >= 2 and dims[1] % 8 == 0 and not name.startswith("token_embd"):
+            kind = _type_name(ggml_type)
+            header.repackable[kind] = header.repackable.get(kind, 0) + size
     align = header.metadata.get("general.alignment", _DEFAULT_ALIGNMENT)
     align = align if isinstance(align, int) and align > 0 else _DEFAULT_ALIGNMENT
     header.data_offset = (cur.pos + align - 1) // align * align

@@ -1,0 +1,66 @@
+"""Weights llama.cpp repacks for the CPU: a second copy beside a mapped file, counted by the estimate."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from frogdesk import cli
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.models.gguf_info import inspect_gguf
+from frogdesk.models.memory import cpu_repack_types, estimate, repack_bytes
+
+OPTIONS = LlamaOptions(n_ctx=4096, n_threads=2)
+REPACK_BUFFER = "CPU_REPACK model"
+
+
+def buffers(path: Path, options: LlamaOptions) -> dict[str, float]:
+    """llama.cpp's own buffer sizes (MiB) for `path` loaded with `options`."""
+    backend = LlamaBackend(path, options)
+    try:
+        return backend.buffer_sizes()
+    finally:
+        backend.close()
+
+
+def test_repack_types_follow_the_cpu_flags() -> None:
+    assert cpu_repack_types(frozenset({"fpu", "avx2"})) >= {"Q4_0", "Q4_K"}
+    assert "Q4_0" in cpu_repack_types(frozenset({"asimd", "asimddp"}))
+    assert cpu_repack_types(frozenset({"fpu", "sse4_2"})) == frozenset()
+
+
+@pytest.mark.llama
+def test_the_repacked_copy_is_what_llama_cpp_allocates(qwen35_quants: dict[str, Path]) -> None:
+    """On this CPU the Q4_0 weights are repacked (or not) exactly as the estimate says."""
+    path = qwen35_quants["Q4_0"]
+    info = inspect_gguf(path)
+    mapped = buffers(path, OPTIONS)
+    ours = repack_bytes(info) / 2**20
+    assert mapped.get(REPACK_BUFFER, 0.0) == pytest.approx(ours, rel=0.01, abs=0.01)
+    if cpu_repack_types():
+        assert ours > 0, "the test model has weights this CPU repacks"
+    est = estimate(info, OPTIONS.n_ctx)
+    assert est.repack == repack_bytes(info)
+    assert est.total / 2**20 == pytest.approx(sum(mapped.values()), rel=0.15)
+    # Read without mmap, the weights exist once: the repacked part moves out of the file buffer.
+    read = buffers(path, replace(OPTIONS, use_mmap=False))
+    unmapped = estimate(info, OPTIONS.n_ctx, use_mmap=False)
+    assert unmapped.repack == 0
+    assert sum(read.values()) == pytest.approx(sum(mapped.values()) - ours, abs=0.05)
+    assert unmapped.total / 2**20 == pytest.approx(sum(read.values()), rel=0.15)
+
+
+def test_models_info_reports_the_load_options(
+    qwen35_gguf: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = cli.main(["models", "info", str(qwen35_gguf), "--json", "--context", "2048"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    load = out["load"]
+    assert set(load) >= {"use_mmap", "flash_attn", "kv_cache_type", "n_batch", "n_ubatch"}
+    assert (load["use_mmap"], load["kv_cache_type"]) == (True, "f16")
+    assert out["estimate"]["repack"] == repack_bytes(inspect_gguf(qwen35_gguf))
