@@ -48,8 +48,8 @@ class Estimate:
     compute: int
     output: int
     repack: int = 0
-    """The `CPU_REPACK` copy of repacked weights when the file is memory-mapped too (the
-    mapped file stays resident beside it); 0 when the weights are read without mmap."""
+    """The `CPU_REPACK` copy of the weights llama.cpp repacks for this CPU, allocated beside
+    the weights themselves (llama.cpp reports both, mapped or read)."""
 
     @property
     def total(self) -> int:
@@ -100,11 +100,10 @@ def estimate(
     ubatch: int = 512,
     flash_attn: bool = False,
     *,
-    use_mmap: bool = True,
     repack_types: frozenset[str] | None = None,
 ) -> Estimate:
     """Weights + KV cache of the full-attention layers + recurrent state + compute + output
-    buffers, + the repacked copy of weights a memory-mapped file keeps beside it (CPU)."""
+    buffers, + the copy of the weights llama.cpp repacks for the CPU."""
     ctx = _padded(min(context, info.context_length) if info.context_length else context)
     per_elem = KV_TYPE_BYTES.get(kv_type)
     if per_elem is None:
@@ -121,7 +120,7 @@ def estimate(
         recurrent_state=recurrent_state_bytes(info),
         compute=compute_bytes(info, ctx, ubatch, flash_attn),
         output=info.vocab_size * 4,
-        repack=repack_bytes(info, repack_types) if use_mmap else 0,
+        repack=repack_bytes(info, repack_types),
     )
 
 

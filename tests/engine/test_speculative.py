@@ -12,6 +12,7 @@ import pytest
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.drafting import DraftPolicy
+from frogdesk.engine.llama.ngram import NgramDrafter
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolSchema
 
@@ -229,10 +230,43 @@ def test_smollm2_copying_text_is_drafted_from_the_conversation(smollm2_gguf: Pat
     ]
     b = LlamaBackend(smollm2_gguf, OPTIONS)
     try:
-        r = generate(b, messages, max_tokens=160, tools=[])
+        b.draft_policy = AlwaysVerify()  # the drafter's proposals, not the cost model, on trial
+        r = generate(b, messages, max_tokens=64, tools=[])
         assert r.usage is not None
         assert r.usage.accepted_tokens > 20
-        assert b.draft_policy.acceptance > 0.5
         assert np.abs(np.array(b.last_logits()) - replay_logits(b)).max() == 0.0
     finally:
         b.close()
+
+
+def test_the_policy_drafts_only_when_it_pays() -> None:
+    """Acceptance against the measured cost per batch size, with timings given, not measured."""
+    policy = DraftPolicy()
+    for _ in range(30):
+        policy.timed(1, 0.010)
+        policy.timed(9, 0.030)  # a batch of 9 costs 3 single steps (bandwidth-bound)
+    for _ in range(10):
+        policy.score(8, False)  # long copies accepted whole
+    assert policy.acceptance > 0.9
+    assert policy.length(16) >= 8
+    for _ in range(40):
+        policy.score(0, True)  # then every draft rejected at once
+    assert policy.acceptance < 0.2
+    assert policy.length(16) == 0
+    compute_bound = DraftPolicy()
+    for _ in range(30):
+        compute_bound.timed(1, 0.010)
+        compute_bound.timed(9, 0.090)  # verifying costs as much as the steps it could save
+    for _ in range(10):
+        compute_bound.score(3, True)
+    assert compute_bound.length(8) == 0
+
+
+def test_the_ngram_drafter_proposes_what_followed_and_follows_cuts() -> None:
+    drafter = NgramDrafter()
+    tokens = [5, 6, 7, 8, 9, 10, 1, 2, 5, 6, 7]
+    assert drafter.propose(tokens, 3) == [8, 9, 10]
+    assert drafter.propose([*tokens, 8], 2) == [9, 10]
+    assert drafter.propose([1, 2, 3], 4) == []
+    cut = [5, 6, 1, 5, 6]  # a shorter transcript (an earlier turn): the index starts over
+    assert drafter.propose(cut, 4) == [1, 5, 6]
