@@ -47,6 +47,13 @@ def register(sub: Any) -> None:
         metavar="SPEC",
         help="continue on another quant or model (its cost is announced first)",
     )
+    resume.add_argument(
+        "--message",
+        "-m",
+        default=None,
+        metavar="TEXT",
+        help="your next message to the model: continues a session that ended, even with a final answer",
+    )
     limits = resume.add_argument_group(
         "limits", "raise (or lower) the session's budgets from here on; they are recorded"
     )
@@ -160,6 +167,8 @@ def resume_main(args: argparse.Namespace) -> int:
     service = _service(args)
 
     def opener(printer: ProgressPrinter) -> Any:
+        if args.message is not None:
+            service.add_message(args.id, args.message)
         if not getattr(args, "model", None):
             active = service.open(args.id, overrides=limits)
         else:

@@ -18,7 +18,7 @@ from frogdesk.core.models import load_backend
 from frogdesk.core.ports import AgentSession, ApproveCommand, AttemptEvents, SessionSummary
 from frogdesk.core.reviewing import SessionReview, apply_reviewed, load_review, undo_latest
 from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
-from frogdesk.engine.types import Backend, BackendInfo, Message
+from frogdesk.engine.types import Backend, BackendInfo
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.models.switch import SwitchPlan, plan_switch
 from frogdesk.paths import AppPaths
@@ -61,11 +61,9 @@ class CoreSession:
         if not self._ready:
             store = self.service.store
             session_id = self.record.id
-            store.repair_transcript(session_id)
-            transcript = store.read_transcript(session_id)
             if prompt:
-                store.append_followup(session_id, Message("user", prompt), transcript.next_step)
-            elif transcript.ended_with_answer():
+                self.service.add_message(session_id, prompt)
+            elif store.read_transcript(session_id).ended_with_answer():
                 raise SessionClosedError(
                     f"session {session_id} ended with a final answer: write a message to continue it"
                 )

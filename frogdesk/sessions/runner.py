@@ -162,6 +162,21 @@ class SessionService:
             with contextlib.suppress(Exception):
                 self.store.update(record)
 
+    def add_message(self, session_id: str, text: str) -> None:
+        """Queue the user's message for the model's next step: how a finished session goes on.
+
+        The message is appended to the transcript durably, so the next `open` reads it as a
+        new user turn after everything before it (the prefix is kept).
+        """
+        if not text.strip():
+            raise SessionClosedError("an empty message continues nothing: write what to do next")
+        record = self.store.get(session_id)
+        if record.status == "discarded":
+            raise SessionClosedError(f"session {record.id} was discarded; start a new one")
+        self.store.repair_transcript(record.id)
+        transcript = self.store.read_transcript(record.id)
+        self.store.append_followup(record.id, Message("user", text), transcript.next_step)
+
     def open(
         self,
         session_id: str,

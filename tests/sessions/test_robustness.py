@@ -214,3 +214,39 @@ def test_resume_with_raised_limits_goes_on_and_records_them(tmp_path: Path) -> N
     stored = store.get(record.id)
     assert stored.settings["max_steps"] == 10 and stored.settings["max_time"] == 600
     assert [s.step for s in store.read_transcript(record.id).steps] == [0, 1, 2, 3]
+
+
+# continue a finished session with a message -------------------------------------------
+
+
+def test_a_finished_session_continues_from_the_cli_with_a_message(tmp_path: Path) -> None:
+    """What the TUI does with a new message, `sessions resume -m` does: a new user turn."""
+    repo = make_repo(tmp_path)
+    script = write_script(tmp_path / "s.jsonl", [
+        reply("Look.", call("Read", file_path="calc.py")), reply("Done.", answer="Looked."),
+        reply("Again.", call("Read", file_path="calc.py")), reply("Done.", answer="Twice."),
+    ])  # fmt: skip
+    first = cli("run", "Look.", "--repo", str(repo), "--script", str(script), "--json")
+    assert json.loads(first.stdout)["exit_reason"] == "agent", first.stderr.decode()
+    store = SessionStore(AppPaths.default().sessions_dir)
+    [record] = store.list()
+    before = store.read_transcript(record.id)
+
+    # Without a message there is nothing to continue: one line, nothing written.
+    refused = cli("sessions", "resume", record.id)
+    [line] = frogdesk_lines(refused)
+    assert refused.returncode == 2 and "final answer" in line, line
+    empty = cli("sessions", "resume", record.id, "--message", "  ")
+    [line] = frogdesk_lines(empty)
+    assert empty.returncode == 2 and "empty message" in line, line
+    assert store.read_transcript(record.id) == before
+
+    went_on = cli("sessions", "resume", record.id, "--json", "-m", "Read it once more.")
+    summary = json.loads(went_on.stdout)
+    assert summary["exit_reason"] == "agent", went_on.stderr.decode()
+    after = store.read_transcript(record.id)
+    assert [s.step for s in after.steps] == [0, 1, 2, 3]
+    assert after.steps[:2] == before.steps and after.messages == before.messages
+    [followup] = after.followups
+    assert followup.before_step == 2 and followup.message == Message("user", "Read it once more.")
+    assert after.steps[-1].assistant.content.endswith("Twice.")
