@@ -6,6 +6,7 @@ import ctypes
 import logging
 import re
 import sys
+import weakref
 from collections import deque
 
 import llama_cpp
@@ -28,9 +29,9 @@ class LlamaLogCapture:
         self.verbose = verbose
         self._lines: deque[str] = deque(maxlen=_MAX_LINES)
         self._partial = ""
-        self._callback = llama_cpp.llama_log_callback(self._on_log)
 
-    def _on_log(self, level: int, text: bytes | None, _user: ctypes.c_void_p) -> None:
+    def receive(self, level: int, text: bytes | None) -> None:
+        """Take one piece of a log line from llama.cpp (called through the router)."""
         chunk = (text or b"").decode("utf-8", errors="replace")
         if self.verbose:
             print(chunk, end="", file=sys.stderr, flush=True)
@@ -62,18 +63,54 @@ class LlamaLogCapture:
 
     def install(self) -> None:
         """Route llama.cpp's log here."""
-        llama_cpp.llama_log_set(self._callback, ctypes.c_void_p(0))
+        router = _router()
+        router.target = weakref.ref(self)
+        llama_cpp.llama_log_set(router.callback, ctypes.c_void_p(0))
 
     def uninstall(self) -> None:
         """Give the log back to llama-cpp-python's handler if it is still routed here."""
+        router = _router()
+        if router.target is None or router.target() is not self:
+            return
+        router.target = None
         current = llama_cpp.llama_log_callback()
         user = ctypes.c_void_p()
         llama_cpp.llama_log_get(ctypes.byref(current), ctypes.byref(user))
-        ours = ctypes.cast(self._callback, ctypes.c_void_p).value
+        ours = ctypes.cast(router.callback, ctypes.c_void_p).value
         if ctypes.cast(current, ctypes.c_void_p).value == ours:
             from llama_cpp import _logger
 
             llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
+
+
+class _LogRouter:
+    """The one C callback FrogDesk gives llama.cpp, forwarding to the capture that holds the log.
+
+    llama.cpp keeps a raw pointer to its log callback for the life of the process, so the
+    callback must never be freed: a capture that went away (a model nobody closed) only
+    drops out of the weak reference, and its lines then go to the log file alone.
+    """
+
+    def __init__(self) -> None:
+        self.target: weakref.ref[LlamaLogCapture] | None = None
+        self.callback = llama_cpp.llama_log_callback(self._on_log)
+
+    def _on_log(self, level: int, text: bytes | None, _user: ctypes.c_void_p) -> None:
+        capture = self.target() if self.target is not None else None
+        if capture is not None:
+            capture.receive(level, text)
+        elif text and text.strip():
+            _FILE_LOG.info(text.decode("utf-8", errors="replace").rstrip("\n"))
+
+
+_ROUTERS: list[_LogRouter] = []
+"""The process's one router, made on first use (llama.cpp's logger is process-wide too)."""
+
+
+def _router() -> _LogRouter:
+    if not _ROUTERS:
+        _ROUTERS.append(_LogRouter())
+    return _ROUTERS[0]
 
 
 def buffer_sizes(lines: list[str]) -> dict[str, float]:
