@@ -24,7 +24,7 @@ class DecodeError(RuntimeError):
 class LlamaContext:
     """A context with a reusable batch; every position it holds is one of sequence 0."""
 
-    def __init__(self, model: LlamaModel, params: LlamaOptions) -> None:
+    def __init__(self, model: LlamaModel, params: LlamaOptions, n_seq_max: int = 1) -> None:
         if params.kv_cache_type not in KV_CACHE_TYPES:
             names = ", ".join(KV_CACHE_TYPES)
             raise ValueError(f"unknown KV-cache type {params.kv_cache_type!r} (one of {names})")
@@ -34,7 +34,9 @@ class LlamaContext:
         cparams.n_ctx = n_ctx
         cparams.n_batch = params.n_batch
         cparams.n_ubatch = params.n_batch
-        cparams.n_seq_max = 1
+        cparams.n_seq_max = n_seq_max
+        if n_seq_max > 1:
+            cparams.kv_unified = False  # a KV stream per sequence: each decodes as if alone
         cparams.n_threads = params.threads
         cparams.n_threads_batch = params.threads
         cparams.flash_attn_type = (

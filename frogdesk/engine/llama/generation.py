@@ -146,7 +146,7 @@ class ReplyRun:
             if sample:
                 if stream.stopped_before_sampling(cancel):
                     return
-                yield from self._emit(stream, stream.sampler.sample(ctx.handle, row))
+                yield from self._emit(stream, ctx.sample(stream.sampler, row))
                 if stream.reason is not None:
                     return
             pending = seq.transcript.tokens[-1]

@@ -1,0 +1,263 @@
+"""One llama context shared by N sequences: every running sequence advances in one llama_decode.
+
+Each sequence is driven by its own thread (an attempt's Leaf loop) through a
+`SequenceContext`, which looks to the llama backend like a context of its own. A decode
+request waits until no sequence still holds logits it has not sampled from, then the
+waiting decode steps of all generating sequences go into one batch; the prefill of a
+sequence that came back from its tools (or starts a reply) gets a batch of its own between
+them. A sequence that runs tools takes no part and holds nobody up.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import llama_cpp
+
+from frogdesk.engine.llama.context import PARTIAL, DecodeError, LlamaContext
+from frogdesk.engine.llama.model import LlamaModel
+
+
+@dataclass
+class _Request:
+    seq: int
+    tokens: list[int]
+    start: int
+    done: int = 0
+    output: int = -1
+    """Position in the batch that finished it of the token whose logits it gets."""
+    error: str = ""
+    finished: bool = False
+
+
+@dataclass
+class BatchStats:
+    """What the shared context decoded: batches, tokens, and tokens per sequence."""
+
+    batches: int = 0
+    tokens: int = 0
+    per_sequence: dict[int, int] = field(default_factory=dict)
+    widest: int = 0
+    """The most sequences that shared one batch."""
+
+
+class BatchScheduler:
+    """Gathers decode requests of several sequences into shared llama_decode calls."""
+
+    def __init__(self, context: LlamaContext, n_seq: int) -> None:
+        self.context = context
+        self.n_seq = n_seq
+        self.n_batch = context.n_batch
+        self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
+        self._cond = threading.Condition()
+        self._waiting: dict[int, _Request] = {}
+        self._active: set[int] = set()
+        """Sequences inside a reply: from their first request to their `release`."""
+        self.stats = BatchStats()
+
+    def submit(self, seq: int, tokens: Sequence[int], start: int) -> int:
+        """Decode `tokens` of `seq` from position `start`; returns where its logits are
+        (the batch position of its last token, for llama_get_logits_ith).
+
+        Blocks until the tokens are decoded. A batch runs once every sequence inside a
+        reply is waiting, so each decode step takes all of them, and no batch runs while
+        one of them still samples from the logits of the last (they stay where they are).
+        """
+        request = _Request(seq, list(tokens), start)
+        with self._cond:
+            self._active.add(seq)
+            self._waiting[seq] = request
+            self._cond.notify_all()
+            while not request.finished:
+                if self._waiting and self._active <= self._waiting.keys():
+                    self._run_batch()
+                    continue
+                self._cond.wait()
+            if request.error:
+                raise DecodeError(request.error)
+            return request.output
+
+    def release(self, seq: int) -> None:
+        """`seq`'s reply ended (or it went to run tools): batches run without it."""
+        with self._cond:
+            self._active.discard(seq)
+            self._cond.notify_all()
+
+    def locked(self, work: Callable[[], Any]) -> Any:
+        """Run memory work (trim, copy, snapshot) while no batch is being decoded."""
+        with self._cond:
+            return work()
+
+    def _run_batch(self) -> None:
+        """One batch: one sequence's prefill, else the next token of every generating sequence.
+
+        Several sequences' multi-token requests in one batch (or one beside single tokens)
+        gave some sequences wrong logits with this llama.cpp (non-unified KV, the batch
+        split per sequence): a prefill therefore gets a batch of its own.
+        """
+        batch = self._batch
+        slots: list[tuple[_Request, int, int]] = []  # request, first token index, count
+        longer = [r for r in self._waiting.values() if len(r.tokens) - r.done > 1]
+        if longer:  # first, so a sequence back from its tools is not starved by the others
+            request = longer[0]
+            count = min(len(request.tokens) - request.done, self.n_batch)
+            slots = [(request, request.done, count)]
+        else:
+            slots = [(r, r.done, 1) for r in list(self._waiting.values())[: self.n_batch]]
+        n = 0
+        finishing: list[tuple[_Request, int]] = []
+        for request, first, count in slots:
+            last = first + count == len(request.tokens)
+            for i in range(count):
+                batch.token[n] = request.tokens[first + i]
+                batch.pos[n] = request.start + first + i
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = request.seq
+                batch.logits[n] = last and i == count - 1
+                n += 1
+            if last:
+                finishing.append((request, n - 1))
+        batch.n_tokens = n
+        rc = llama_cpp.llama_decode(self.context.handle, batch)
+        if rc == 0:
+            # The first read of the logits reorders the output rows in place: do it here,
+            # once, so the sequences' samplers only read them, side by side.
+            llama_cpp.llama_get_logits(self.context.handle)
+        self.stats.batches += 1
+        self.stats.tokens += n
+        self.stats.widest = max(self.stats.widest, len(slots))
+        for request, first, count in slots:
+            self.stats.per_sequence[request.seq] = (
+                self.stats.per_sequence.get(request.seq, 0) + count
+            )
+            if rc != 0:
+                request.error = (
+                    f"llama_decode failed with code {rc} at position {request.start + first}"
+                )
+                request.finished = True
+                del self._waiting[request.seq]
+                continue
+            request.done += count
+        if rc == 0:
+            for request, position in finishing:
+                request.output = position  # llama_get_logits_ith takes the batch position
+                request.finished = True
+                del self._waiting[request.seq]
+        self._cond.notify_all()
+
+    def close(self) -> None:
+        """Free the batch (the context belongs to its owner)."""
+        if self._batch is not None:
+            llama_cpp.llama_batch_free(self._batch)
+            self._batch = None
+
+
+class SequenceContext(LlamaContext):
+    """One sequence of a shared context, with the interface the llama backend uses.
+
+    It owns no llama context: every call goes to the shared one through the scheduler.
+    """
+
+    def __init__(  # the shared context is made once, by its owner
+        self, scheduler: BatchScheduler, seq: int, n_ctx: int
+    ) -> None:
+        self.scheduler = scheduler
+        self.seq = seq
+        self.model: LlamaModel = scheduler.context.model
+        self.n_ctx = n_ctx
+        self.n_batch = scheduler.n_batch
+        self.logits_index = -1
+        self._mem = llama_cpp.llama_get_memory(scheduler.context.handle)
+
+    @property
+    def handle(self) -> Any:
+        """The shared `llama_context *` (sample with `logits_index`)."""
+        return self.scheduler.context.handle
+
+    def decode(
+        self,
+        tokens: Sequence[int],
+        start: int,
+        *,
+        between_chunks: Callable[[int], bool] | None = None,
+    ) -> int:
+        """Decode `tokens` of this sequence from `start`, a batch's room at a time."""
+        done = 0
+        while done < len(tokens):
+            chunk = tokens[done : done + self.n_batch]
+            self.logits_index = self.scheduler.submit(self.seq, chunk, start + done)
+            done += len(chunk)
+            if done < len(tokens) and between_chunks is not None and not between_chunks(done):
+                break
+        return done
+
+    def decode_one(self, token: int, pos: int) -> None:
+        """Decode one generated token at `pos`, in the next shared batch."""
+        self.logits_index = self.scheduler.submit(self.seq, [token], pos)
+
+    def release(self) -> None:
+        """This sequence's reply ended: the others need not wait for it."""
+        self.scheduler.release(self.seq)
+
+    def logits(self) -> list[float]:
+        """A copy of this sequence's logits from the last batch."""
+        ptr = llama_cpp.llama_get_logits_ith(self.handle, self.logits_index)
+        return list(ptr[: self.model.n_vocab])
+
+    def clear(self) -> None:
+        """Forget every position of this sequence."""
+        self.scheduler.locked(lambda: llama_cpp.llama_memory_seq_rm(self._mem, self.seq, -1, -1))
+
+    def trim(self, pos: int) -> bool:
+        """Drop positions >= pos of this sequence; False when the memory cannot."""
+        return bool(
+            self.scheduler.locked(
+                lambda: llama_cpp.llama_memory_seq_rm(self._mem, self.seq, pos, -1)
+            )
+        )
+
+    def copy_to(self, other: int) -> None:
+        """Copy this sequence's cells (KV and recurrent state) to sequence `other`."""
+
+        def work() -> None:
+            llama_cpp.llama_memory_seq_rm(self._mem, other, -1, -1)
+            llama_cpp.llama_memory_seq_cp(self._mem, self.seq, other, -1, -1)
+
+        self.scheduler.locked(work)
+
+    def snapshot(self) -> bytes:
+        """The recurrent part of this sequence's state."""
+
+        def work() -> bytes:
+            size = int(llama_cpp.llama_state_seq_get_size_ext(self.handle, self.seq, PARTIAL))
+            buf = (ctypes.c_uint8 * size)()
+            written = int(
+                llama_cpp.llama_state_seq_get_data_ext(self.handle, buf, size, self.seq, PARTIAL)
+            )
+            return bytes(buf[:written])
+
+        data: bytes = self.scheduler.locked(work)
+        return data
+
+    def restore(self, data: bytes, pos: int) -> bool:
+        """Restore a `snapshot` taken at `pos` tokens, then drop the cache from `pos` on."""
+
+        def work() -> int:
+            buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+            return int(
+                llama_cpp.llama_state_seq_set_data_ext(
+                    self.handle, buf, len(data), self.seq, PARTIAL
+                )
+            )
+
+        if self.scheduler.locked(work) == 0 and data:
+            return False
+        return self.trim(pos)
+
+    def close(self) -> None:
+        """Free this sequence's cells; the shared context stays."""
+        self.clear()

@@ -1,0 +1,160 @@
+"""N conversations on one model: the llama backend's sequences of one shared context.
+
+Each attempt gets a `SequenceBackend`, the llama backend on one sequence (its own token
+transcript, snapshots and no-re-read planning, exactly as with a context of its own).
+The first reply of any of them evaluates the shared opening (system prompt, tools,
+task) once, and its cells (KV cache and, for hybrid models, the recurrent state) are
+copied to every other sequence before it moves on.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import llama_cpp
+
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.batch import BatchScheduler, BatchStats, SequenceContext
+from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.log import LlamaLogCapture
+from frogdesk.engine.llama.model import LlamaModel
+from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.segments import reply_closing
+from frogdesk.engine.llama.sequence import LlamaSequence
+from frogdesk.engine.llama.transcript import TokenTranscript
+from frogdesk.engine.template import ChatTemplate, TemplateError
+from frogdesk.engine.types import EngineEvent, GenerationSettings, Message, ToolSchema
+
+
+class SharedLlama:
+    """One model and one context of `n_seq` sequences, handed out as N backends."""
+
+    def __init__(self, model_path: Path, n_seq: int, options: LlamaOptions) -> None:
+        # drafting verifies several rows of one sequence: the shared batches take one row each
+        options = replace(options, speculative=False)
+        self.options = options
+        self.log = LlamaLogCapture(verbose=options.verbose)
+        self.model = LlamaModel(Path(model_path), options, log=self.log)
+        try:
+            per_seq = options.n_ctx
+            if self.model.n_ctx_train > 0:
+                per_seq = min(per_seq, self.model.n_ctx_train)
+            whole = replace(options, n_ctx=per_seq * n_seq)
+            self.context = LlamaContext(self.model, whole, n_seq_max=n_seq)
+            source = self.model.chat_template()
+            if source is None:
+                raise TemplateError(f"{model_path}: the GGUF has no chat template")
+            self.template = ChatTemplate(
+                source,
+                bos_token=self.model.piece(self.model.bos).decode("utf-8", "replace"),
+                eos_token=self.model.piece(self.model.eos).decode("utf-8", "replace"),
+                origin=str(model_path),
+            )
+            self.closing = reply_closing(self.template)
+        except BaseException:
+            self.model.close()
+            raise
+        self.n_seq = n_seq
+        self.n_ctx_seq = int(llama_cpp.llama_n_ctx_seq(self.context.handle))
+        self.scheduler = BatchScheduler(self.context, n_seq)
+        self.backends = [SequenceBackend(self, seq) for seq in range(n_seq)]
+        self.prefix_evaluated = 0
+        """Tokens the shared opening took to evaluate (once, for every sequence)."""
+        self._prefix_lock = threading.Lock()
+        self._prefix_done = False
+
+    @property
+    def stats(self) -> BatchStats:
+        """Batches and tokens decoded so far."""
+        return self.scheduler.stats
+
+    def share_prefix(
+        self,
+        owner: SequenceBackend,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        enable_thinking: bool,
+    ) -> None:
+        """Evaluate the opening on `owner`'s sequence and copy it to every empty sequence.
+
+        Only the first call does anything; it runs before `owner` generates, so the copied
+        cells hold exactly the opening (a recurrent state cannot be copied in part).
+        """
+        with self._prefix_lock:
+            if self._prefix_done:
+                return
+            self._prefix_done = True
+            if owner.transcript.tokens:
+                return
+            plan = owner._plan(
+                messages, tools, enable_thinking=enable_thinking, generation_prompt=False
+            )
+            owner._apply(plan)
+            try:
+                self.prefix_evaluated = owner.catch_up()
+            finally:
+                owner.slot.release()
+            for other in self.backends:
+                if other is owner or other.transcript.tokens:
+                    continue
+                owner.slot.copy_to(other.seq)
+                other.adopt(copy.deepcopy(owner.transcript))
+
+    def close(self) -> None:
+        """Free the context and the model."""
+        self.scheduler.close()
+        self.context.close()
+        self.model.close()
+        self.log.uninstall()
+
+
+class SequenceBackend(LlamaBackend):
+    """The llama backend on one sequence of a `SharedLlama` (built by it, not loaded)."""
+
+    def __init__(  # the model and context are the shared ones: nothing is loaded here
+        self, shared: SharedLlama, seq: int
+    ) -> None:
+        self.shared = shared
+        self.seq = seq
+        self.options = shared.options
+        self._log = shared.log
+        self.model = shared.model
+        self.slot = SequenceContext(shared.scheduler, seq, shared.n_ctx_seq)
+        self.context = self.slot
+        self.template = shared.template
+        self._closing = shared.closing
+        self.load_log = shared.log.lines
+        self._busy = threading.Lock()
+        self.adopt(TokenTranscript())
+
+    def adopt(self, transcript: TokenTranscript) -> None:
+        """Hold `transcript` (the sequence's cells must hold its evaluated tokens)."""
+        self.transcript = transcript
+        self.sequence = LlamaSequence(
+            self.model, self.slot, transcript, max_snapshots=self.options.max_snapshots
+        )
+
+    def generate(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        settings: GenerationSettings,
+        cancel: threading.Event | None = None,
+    ) -> Iterator[EngineEvent]:
+        """Stream the next reply, decoding in the shared batches; see `Backend.generate`."""
+        if not self._busy.acquire(blocking=False):
+            raise RuntimeError("this backend is already generating")
+        try:
+            self.shared.share_prefix(self, messages, tools, settings.enable_thinking)
+            yield from self._generate(messages, tools, settings, cancel)
+        finally:
+            self.slot.release()  # the others need not wait for this one's logits
+            self._busy.release()
+
+    def close(self) -> None:
+        """Free this sequence's cells; the shared model stays until its owner closes it."""
+        self.slot.close()
