@@ -1,17 +1,89 @@
-"""The backends of N attempts: each attempt builds its own from its session record."""
+"""The backends of N attempts: one llama context of N sequences, or one backend each."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
+
+from frogdesk.attempts.fit import AttemptsFit, fit_attempts
+from frogdesk.config import Settings
 from frogdesk.engine.types import Backend
-from frogdesk.sessions.parts import BackendFactory, default_backend
+from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
+from frogdesk.sessions.record import SessionRecord
+
+if TYPE_CHECKING:
+    from frogdesk.engine.llama.shared import SharedLlama
 
 
-def attempt_backends(loaded: Backend | None = None) -> BackendFactory:
-    """The backend factory for attempts that run at the same time.
+def llama_fit(settings: Settings, model: str, n: int) -> AttemptsFit:
+    """The context each of `n` llama attempts gets on this machine; raises AttemptsError
+    naming which N fits at which context when `n` does not."""
+    from frogdesk.models.gguf_info import inspect_gguf
+    from frogdesk.models.system_memory import available_memory
 
-    A backend already loaded in this process (`loaded`, the TUI's model) is not shared
-    between concurrent attempts: a backend serves one conversation at a time. Script and
-    openai attempts each get their own backend (N concurrent requests on openai).
+    return fit_attempts(
+        inspect_gguf(resolve_model_path(model, settings)),
+        available_memory(),
+        n,
+        kv_type=settings.kv_cache_type,
+        flash=settings.flash_attn,
+        wanted=settings.context_size,
+        ceiling=settings.max_context_tokens,
+    )
+
+
+def open_shared(record: SessionRecord, settings: Settings, n: int) -> SharedLlama:
+    """Load the record's model once with a context of `n` sequences sized to fit memory."""
+    # llama_cpp is heavy: loaded only when llama attempts start
+    from frogdesk.engine.backends import settings_options
+    from frogdesk.engine.llama.shared import SharedLlama
+
+    path = resolve_model_path(record.model, settings)
+    fit = llama_fit(settings, record.model, n)
+    options = dataclasses.replace(
+        settings_options(settings),
+        n_ctx=fit.per_sequence,
+        n_gpu_layers=max(settings.gpu_layers, 0),
+    )
+    return SharedLlama(path, n, options)
+
+
+@contextlib.contextmanager
+def attempt_backends(
+    n: int, on_plan: Callable[[str], None] | None = None
+) -> Iterator[BackendFactory]:
+    """The backend factory for `n` attempts that run at the same time; closes what it made.
+
+    llama attempts are `n` sequences of one context on one loaded model (decoded in shared
+    batches, the opening evaluated once); `on_plan` hears the context each one gets.
+    Script and openai attempts each get a backend of their own (N concurrent requests on
+    openai). A backend loaded elsewhere in the process is never shared between attempts.
     """
-    del loaded  # never shared between concurrent attempts, see above
-    return default_backend
+    lock = threading.Lock()
+    shared: list[SharedLlama] = []
+    handed = 0
+
+    def build(record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
+        nonlocal handed
+        if record.backend != "llama":
+            return default_backend(record, settings, replies_done)
+        with lock:
+            if not shared:
+                shared.append(open_shared(record, settings, n))
+                if on_plan is not None:
+                    on_plan(
+                        f"{n} attempts on one model: {shared[0].n_ctx_seq:,} tokens of "
+                        "context each, decoded in shared batches"
+                    )
+            backend = shared[0].backends[handed]
+            handed += 1
+        return backend
+
+    try:
+        yield build
+    finally:
+        for one in shared:
+            one.close()

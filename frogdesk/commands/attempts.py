@@ -139,6 +139,7 @@ def run_attempts_command(
     Exit 0 when an attempt was chosen (its check passed), or, without a check, when at
     least one attempt ended with a final answer; 1 otherwise.
     """
+    from frogdesk.attempts.backends import attempt_backends, llama_fit
     from frogdesk.attempts.service import (
         AttemptsError,
         AttemptsSpec,
@@ -164,10 +165,13 @@ def run_attempts_command(
     printer = ProgressPrinter(sys.stderr, getattr(args, "quiet", False))
     output: Path | None = args.output.expanduser() if args.output else None
     try:
-        with stop_on_signals(printer) as cancel:
+        if attempts.backend == "llama" and n > 1:
+            printer.write(llama_fit(service.settings, attempts.model, n).describe())
+        with stop_on_signals(printer) as cancel, attempt_backends(n, printer.write) as factory:
             outcome = run_attempts(
                 service,
                 attempts,
+                backend_factory=factory,
                 cancel=cancel,
                 on_event=AttemptPrinter(sys.stderr, getattr(args, "quiet", False)),
                 on_started=lambda ids: printer.write(

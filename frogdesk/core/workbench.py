@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
-from frogdesk.attempts.backends import attempt_backends
+from frogdesk.attempts.backends import attempt_backends, llama_fit
 from frogdesk.attempts.check import detect_check
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.attempts.service import AttemptsSpec, choose_attempt, run_attempts
@@ -325,13 +325,12 @@ class CoreWorkbench:
             check=check,
             check_timeout=self.settings.check_timeout,
         )
-        return run_attempts(
-            self.service,
-            attempts,
-            backend_factory=attempt_backends(self.backend),
-            cancel=cancel,
-            on_event=on_event,
-        )
+        if spec.backend == "llama" and n > 1:
+            llama_fit(self.settings, spec.model, n)  # says which N fits before anything starts
+        with attempt_backends(n) as factory:
+            return run_attempts(
+                self.service, attempts, backend_factory=factory, cancel=cancel, on_event=on_event
+            )
 
     def attempt_patch(self, session_id: str) -> str:
         """An attempt's worktree diff (blocking)."""

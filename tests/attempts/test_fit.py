@@ -1,0 +1,40 @@
+"""Memory for N attempts: N KV caches and recurrent states beside one copy of the weights."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from frogdesk.attempts.fit import attempts_bytes, fit_attempts
+from frogdesk.attempts.service import AttemptsError
+from frogdesk.models.gguf_info import inspect_gguf
+from frogdesk.models.memory import estimate
+from frogdesk.models.system_memory import MemoryAvailable
+
+
+def test_n_sequences_cost_n_caches_and_one_model(qwen35_gguf: Path) -> None:
+    info = inspect_gguf(qwen35_gguf)
+    one = estimate(info, 4096)
+    assert attempts_bytes(info, 4096, 1, "f16", False) == one.total
+    extra = attempts_bytes(info, 4096, 3, "f16", False) - one.total
+    assert extra == 2 * (one.kv_cache + one.recurrent_state + one.output)
+    assert one.recurrent_state > 0  # the hybrid model's state is counted per sequence
+
+
+def test_more_attempts_get_less_context_and_too_many_are_refused(smollm2_gguf: Path) -> None:
+    info = inspect_gguf(smollm2_gguf)
+    room = attempts_bytes(info, 2048, 2, "f16", False)
+    memory = MemoryAvailable(ram_total=room * 2, ram_free=int(room / 0.9) + 1)
+    fit = fit_attempts(info, memory, 2, ceiling=131072)
+    table = dict(fit.table)
+    assert fit.per_sequence == table[2] == 2048
+    assert table[1] > table[2] > table[3] > table[4]
+    assert "2 attempts share one model" in fit.describe() and "1: " in fit.describe()
+    with pytest.raises(AttemptsError) as refused:
+        fit_attempts(info, memory, 2, wanted=table[2] + 1024, ceiling=131072)
+    message = str(refused.value)
+    assert "do not fit" in message and f"2 at {table[2]:,} tokens each" in message
+    tiny = MemoryAvailable(ram_total=1, ram_free=info.tensor_bytes)
+    with pytest.raises(AttemptsError, match="not even one attempt fits"):
+        fit_attempts(info, tiny, 3)
