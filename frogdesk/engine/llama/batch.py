@@ -20,6 +20,7 @@ import llama_cpp
 
 from frogdesk.engine.llama.context import PARTIAL, DecodeError, LlamaContext
 from frogdesk.engine.llama.model import LlamaModel
+from frogdesk.engine.llama.sampling import Sampler
 
 
 @dataclass
@@ -54,6 +55,8 @@ class BatchScheduler:
         self.n_batch = context.n_batch
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._cond = threading.Condition()
+        self.sampling = threading.Lock()
+        """Held while a sequence samples: llama.cpp's logits reads are not made for threads."""
         self._waiting: dict[int, _Request] = {}
         self._active: set[int] = set()
         """Sequences inside a reply: from their first request to their `release`."""
@@ -194,6 +197,12 @@ class SequenceContext(LlamaContext):
             if done < len(tokens) and between_chunks is not None and not between_chunks(done):
                 break
         return done
+
+    def sample(self, sampler: Sampler, row: int = -1) -> int:
+        """Sample from this sequence's logits of the last batch, one sequence at a time
+        (`row` -1: its last request's; drafting, which needs other rows, is off here)."""
+        with self.scheduler.sampling:
+            return sampler.sample(self.handle, self.logits_index if row == -1 else row)
 
     def decode_one(self, token: int, pos: int) -> None:
         """Decode one generated token at `pos`, in the next shared batch."""

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import ctypes
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import llama_cpp
 
 from frogdesk.engine.llama.errors import ModelLoadError
 from frogdesk.engine.llama.model import KV_CACHE_TYPES, LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
+
+if TYPE_CHECKING:
+    from frogdesk.engine.llama.sampling import Sampler
 
 SEQ = 0
 """The one sequence FrogDesk uses; llama_memory_seq_rm is always called with it, never -1."""
@@ -101,6 +104,10 @@ class LlamaContext:
             if between_chunks is not None and not last_chunk and not between_chunks(done):
                 break
         return done
+
+    def sample(self, sampler: Sampler, row: int = -1) -> int:
+        """Sample the next token from batch row `row` of the last batch (the last row)."""
+        return sampler.sample(self.handle, row)
 
     def decode_one(self, token: int, pos: int) -> None:
         """Decode a single token at `pos`, with logits (the generation step)."""
