@@ -213,9 +213,15 @@ class SequenceContext(LlamaContext):
         self.scheduler.release(self.seq)
 
     def logits(self) -> list[float]:
-        """A copy of this sequence's logits from the last batch."""
-        ptr = llama_cpp.llama_get_logits_ith(self.handle, self.logits_index)
-        return list(ptr[: self.model.n_vocab])
+        """A copy of the logits of this sequence's last request; valid until the next batch
+        (read under the scheduler's lock, never while a batch is being decoded)."""
+
+        def work() -> list[float]:
+            ptr = llama_cpp.llama_get_logits_ith(self.handle, self.logits_index)
+            return list(ptr[: self.model.n_vocab])
+
+        row: list[float] = self.scheduler.locked(work)
+        return row
 
     def clear(self) -> None:
         """Forget every position of this sequence."""
