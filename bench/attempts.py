@@ -118,8 +118,9 @@ def raw(model_path: Path, n: int, tokens: int, options: LlamaOptions) -> dict[st
 
 
 def sequential(model: Path, n: int, tokens: int, options: LlamaOptions) -> dict[str, Any]:
-    """The same n attempts one after another on the single-sequence backend."""
-    backend = LlamaBackend(model, options)
+    """The same n attempts one after another on the single-sequence backend (no drafting,
+    as in the shared context: the same decode path, one token per step)."""
+    backend = LlamaBackend(model, replace(options, speculative=False))
     try:
         backend.prefill(OPENING, tool_schemas())
         generated = 0
