@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from frogdesk.attempts.service import AttemptsError
 from frogdesk.models.gguf_info import GgufInfo
-from frogdesk.models.memory import CONTEXT_PAD, HEADROOM, estimate
+from frogdesk.models.memory import CONTEXT_PAD, HEADROOM, estimate, largest_fitting
 from frogdesk.models.system_memory import MemoryAvailable
 
 
@@ -23,14 +23,7 @@ def largest_per_sequence(
     sequences in RAM plus VRAM; 0 when not even 256 tokens fit."""
     budget = int((memory.ram_free + (memory.vram_free or 0)) * HEADROOM)
     top = min(ceiling or 262144, info.context_length or 262144)
-    low, high = 0, top // CONTEXT_PAD
-    while low < high:
-        mid = (low + high + 1) // 2
-        if attempts_bytes(info, mid * CONTEXT_PAD, n, kv_type, flash) <= budget:
-            low = mid
-        else:
-            high = mid - 1
-    return low * CONTEXT_PAD
+    return largest_fitting(top, lambda ctx: attempts_bytes(info, ctx, n, kv_type, flash) <= budget)
 
 
 @dataclass(frozen=True)

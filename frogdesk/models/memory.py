@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -188,6 +189,21 @@ def plan(
     return Plan(est, "none", 0, fits, est.total, 0, note)
 
 
+def largest_fitting(top: int, fits: Callable[[int], bool]) -> int:
+    """The largest multiple of 256 up to `top` for which `fits(context)` holds; 0 if none.
+
+    `fits` must be monotone (a larger context never fits where a smaller one does not).
+    """
+    low, high = 0, top // CONTEXT_PAD
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid * CONTEXT_PAD):
+            low = mid
+        else:
+            high = mid - 1
+    return low * CONTEXT_PAD
+
+
 def largest_context(
     info: GgufInfo,
     memory: MemoryAvailable,
@@ -199,11 +215,4 @@ def largest_context(
     top = info.context_length or 262144
     if ceiling:
         top = min(top, ceiling)
-    low, high = 0, top // CONTEXT_PAD
-    while low < high:
-        mid = (low + high + 1) // 2
-        if plan(info, mid * CONTEXT_PAD, memory, kv_type, flash_attn).fits:
-            low = mid
-        else:
-            high = mid - 1
-    return low * CONTEXT_PAD
+    return largest_fitting(top, lambda ctx: plan(info, ctx, memory, kv_type, flash_attn).fits)

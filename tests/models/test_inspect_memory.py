@@ -14,7 +14,7 @@ from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf
-from frogdesk.models.memory import estimate, largest_context, plan
+from frogdesk.models.memory import estimate, largest_context, largest_fitting, plan
 from frogdesk.models.system_memory import MemoryAvailable
 
 TOLERANCE = 0.15
@@ -139,3 +139,10 @@ def test_frognano_kv_figure() -> None:
     )  # fmt: skip
     assert info.kv_bytes_per_token_f16 == 32 * 1024
     assert estimate(info, 131072).kv_cache == 32 * 1024 * 131072  # about 4.3 GB
+
+
+def test_largest_fitting_finds_the_boundary_in_steps_of_256() -> None:
+    assert largest_fitting(8192, lambda ctx: ctx <= 5000) == 4864
+    assert largest_fitting(8192, lambda ctx: True) == 8192
+    assert largest_fitting(8000, lambda ctx: True) == 7936
+    assert largest_fitting(8192, lambda ctx: ctx < 256) == 0

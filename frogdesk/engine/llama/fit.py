@@ -16,7 +16,7 @@ from typing import Any
 from frogdesk.engine.llama.gguf import GgufHeader, check_loadable
 from frogdesk.errors import FrogDeskError
 from frogdesk.models.gguf_info import GgufInfo, architecture_dims
-from frogdesk.models.memory import CONTEXT_PAD, estimate
+from frogdesk.models.memory import CONTEXT_PAD, estimate, largest_fitting
 
 BASE_RESERVE = 96 * 2**20
 """Address space kept for Python, the sampler and llama.cpp's small allocations."""
@@ -161,13 +161,7 @@ def fit_under_cap(
     top = info.context_length or 262144
     if ceiling:
         top = min(top, ceiling)
-    low, high = 0, top // CONTEXT_PAD
-    while low < high:
-        mid = (low + high + 1) // 2
-        if needed(mid * CONTEXT_PAD) <= room:
-            low = mid
-        else:
-            high = mid - 1
-    if low == 0:
+    context = largest_fitting(top, lambda ctx: needed(ctx) <= room)
+    if context == 0:
         raise DoesNotFitError(Shortfall(path.name, needed(CONTEXT_PAD), room))
-    return CapFit(room, low * CONTEXT_PAD, needed(low * CONTEXT_PAD))
+    return CapFit(room, context, needed(context))
