@@ -48,6 +48,19 @@ class _Plan:
         return self.keep_pos + len(self.history) + len(self.prompt)
 
 
+def model_template(model: LlamaModel, model_path: Path) -> ChatTemplate:
+    """The chat template stored in the GGUF, with the model's own BOS and EOS pieces."""
+    source = model.chat_template()
+    if source is None:
+        raise TemplateError(f"{model_path}: the GGUF has no chat template")
+    return ChatTemplate(
+        source,
+        bos_token=model.piece(model.bos).decode("utf-8", "replace"),
+        eos_token=model.piece(model.eos).decode("utf-8", "replace"),
+        origin=str(model_path),
+    )
+
+
 class LlamaBackend:
     """A GGUF run in-process; the conversation is kept as tokens between replies."""
 
@@ -64,15 +77,7 @@ class LlamaBackend:
         self.model = LlamaModel(Path(model_path), self.options, log=self._log, progress=progress)
         try:
             self.context = LlamaContext(self.model, self.options)
-            source = self.model.chat_template()
-            if source is None:
-                raise TemplateError(f"{model_path}: the GGUF has no chat template")
-            self.template = ChatTemplate(
-                source,
-                bos_token=self.model.piece(self.model.bos).decode("utf-8", "replace"),
-                eos_token=self.model.piece(self.model.eos).decode("utf-8", "replace"),
-                origin=str(model_path),
-            )
+            self.template = model_template(self.model, Path(model_path))
             self._closing = reply_closing(self.template)
         except BaseException:
             self.model.close()

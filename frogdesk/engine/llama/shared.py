@@ -17,7 +17,7 @@ from pathlib import Path
 
 import llama_cpp
 
-from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.backend import LlamaBackend, model_template
 from frogdesk.engine.llama.batch import BatchScheduler, BatchStats, SequenceContext
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.log import LlamaLogCapture
@@ -26,7 +26,6 @@ from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.segments import reply_closing
 from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.llama.transcript import TokenTranscript
-from frogdesk.engine.template import ChatTemplate, TemplateError
 from frogdesk.engine.types import EngineEvent, GenerationSettings, Message, ToolSchema
 
 
@@ -45,15 +44,7 @@ class SharedLlama:
                 per_seq = min(per_seq, self.model.n_ctx_train)
             whole = replace(options, n_ctx=per_seq * n_seq)
             self.context = LlamaContext(self.model, whole, n_seq_max=n_seq)
-            source = self.model.chat_template()
-            if source is None:
-                raise TemplateError(f"{model_path}: the GGUF has no chat template")
-            self.template = ChatTemplate(
-                source,
-                bos_token=self.model.piece(self.model.bos).decode("utf-8", "replace"),
-                eos_token=self.model.piece(self.model.eos).decode("utf-8", "replace"),
-                origin=str(model_path),
-            )
+            self.template = model_template(self.model, Path(model_path))
             self.closing = reply_closing(self.template)
         except BaseException:
             self.model.close()
