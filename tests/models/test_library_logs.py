@@ -62,6 +62,28 @@ def test_llama_cpp_lines_go_to_the_log_file(
     assert "frogdesk.llama INFO llama_model_loader" in log.read_text()
 
 
+def test_llama_cpp_lines_after_a_capture_ends_reach_the_log_file_not_the_terminal(
+    smollm2_gguf: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import llama_cpp
+
+    from frogdesk.engine.llama.log import LlamaLogCapture
+    from frogdesk.engine.llama.model import LlamaModel
+    from frogdesk.logfile import route_library_logs
+
+    log = route_library_logs(AppPaths.default().log_file)
+    capture = LlamaLogCapture()
+    LlamaModel(smollm2_gguf, log=capture).close()
+    capture.uninstall()
+    capfd.readouterr()
+    # llama.cpp logs why a missing file cannot load: no capture holds the log any more.
+    params = llama_cpp.llama_model_default_params()
+    assert not llama_cpp.llama_model_load_from_file(b"/nonexistent/after-capture.gguf", params)
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+    assert "after-capture.gguf" in log.read_text()
+
+
 def test_doctor_shows_the_log_file(capsys: pytest.CaptureFixture[str]) -> None:
     log = AppPaths.default().log_file
     assert cli.main(["doctor"]) in (0, 1)

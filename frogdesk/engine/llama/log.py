@@ -21,8 +21,8 @@ _BUFFER_LINE = re.compile(r"(?P<name>[\w.\-]+(?:\s+[\w\-]+)*) buffer size =\s*(?
 class LlamaLogCapture:
     """Keeps llama.cpp's log lines (the newest few thousand); echoes them to stderr if verbose.
 
-    llama.cpp has one process-wide logger: `install` points it here, `uninstall` hands it
-    back to llama-cpp-python's own handler if this capture still holds it.
+    llama.cpp has one process-wide logger: `install` points it here, `uninstall` lets it
+    fall through to the log file if this capture still holds it.
     """
 
     def __init__(self, *, verbose: bool = False) -> None:
@@ -68,19 +68,15 @@ class LlamaLogCapture:
         llama_cpp.llama_log_set(router.callback, ctypes.c_void_p(0))
 
     def uninstall(self) -> None:
-        """Give the log back to llama-cpp-python's handler if it is still routed here."""
-        router = _router()
-        if router.target is None or router.target() is not self:
-            return
-        router.target = None
-        current = llama_cpp.llama_log_callback()
-        user = ctypes.c_void_p()
-        llama_cpp.llama_log_get(ctypes.byref(current), ctypes.byref(user))
-        ours = ctypes.cast(router.callback, ctypes.c_void_p).value
-        if ctypes.cast(current, ctypes.c_void_p).value == ours:
-            from llama_cpp import _logger
+        """Stop taking llama.cpp's log; from here on its lines go to the log file alone.
 
-            llama_cpp.llama_log_set(_logger.llama_log_callback, ctypes.c_void_p(0))
+        The router stays llama.cpp's callback: handing the log back to llama-cpp-python's
+        own handler would print to the terminal (behind the TUI) and fail on the bytes that
+        are not UTF-8 which random-weight models log.
+        """
+        router = _router()
+        if router.target is not None and router.target() is self:
+            router.target = None
 
 
 class _LogRouter:
