@@ -140,7 +140,11 @@ def test_a_pack_written_in_the_sandbox_is_indexed_into_the_users_store(
 def test_objects_of_a_command_killed_on_timeout_are_synced(
     confined: ShellChoice, worktree: Worktree
 ) -> None:
-    writer = 'for i in $(seq 1 1000000); do echo "object $i" | git hash-object -w --stdin; done'
+    # seq streams into the loop: the first object is written at once however loaded the
+    # machine is (a `for i in $(seq ...)` would first expand a million words).
+    writer = (
+        'seq 1 1000000 | while read -r i; do echo "object $i" | git hash-object -w --stdin; done'
+    )
     result = confined.shell.run(writer, worktree.path, 3)
     assert result.timed_out
     ids = re.findall(r"^[0-9a-f]{40}$", result.stdout, flags=re.MULTILINE)
