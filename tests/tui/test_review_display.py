@@ -118,6 +118,32 @@ async def test_whole_file_hunks_show_targets_modes_and_sizes(tmp_path: Path) -> 
     assert "300 bytes" in shown["blob.bin"]
 
 
+async def test_a_theme_switch_repaints_the_open_review(tmp_path: Path) -> None:
+    service, record = _session(tmp_path, [FIX, "Done.\n</think>\n\nFixed."])
+    app = _review_app(service, record, "frogdesk-dark")
+    dark = diff_colours(frog_themes()["frogdesk-dark"].theme)
+    light = diff_colours(frog_themes()["frogdesk-light"].theme)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, ReviewScreen)
+        await wait_for(pilot, lambda: bool(screen.views), "the diff")
+        view = screen.views[0]
+        # Control: the hunk is painted in the dark theme's colours first.
+        assert dark.added in _plain_html(view.content)
+        assert light.added not in _plain_html(view.content)
+        app.action_toggle_theme()
+        await pilot.pause()
+        await wait_for(pilot, lambda: light.added in _plain_html(view.content), "light colours")
+        assert dark.added not in _plain_html(view.content)
+        assert view.style_name == frog_themes()["frogdesk-light"].syntax_style
+
+
+def _plain_html(renderable: object) -> str:
+    console = Console(width=200, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+    console.print(renderable)
+    return console.export_html(inline_styles=True)
+
+
 def _plain(renderable: object) -> str:
     console = Console(width=200, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
     console.print(renderable)

@@ -12,6 +12,7 @@ from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
+from textual.theme import Theme
 from textual.widgets import Button, Input, Label, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
@@ -22,7 +23,7 @@ from frogdesk.review.decisions import HunkDecisions
 from frogdesk.review.model import SessionDiff
 from frogdesk.review.show import FileFacts, file_facts
 from frogdesk.tui.bindings import review_bindings
-from frogdesk.tui.themes import diff_colours
+from frogdesk.tui.themes import diff_colours, frog_themes
 from frogdesk.tui.untrusted import plain_line
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.hunk_view import HunkView
@@ -141,8 +142,20 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
         yield FittingFooter()
 
     def on_mount(self) -> None:
-        """Compute the diff in a worker."""
+        """Compute the diff in a worker; follow theme switches."""
+        self.app.theme_changed_signal.subscribe(self, self._follow_theme)
         self._load()
+
+    def _follow_theme(self, theme: Theme) -> None:
+        """Redraw every hunk in the new theme's line colours and syntax style."""
+        frog = frog_themes().get(theme.name)
+        if frog is not None:
+            self.syntax_style = frog.syntax_style
+        colours = diff_colours(theme)
+        for view in self.views:
+            view.colours = colours
+            view.style_name = self.syntax_style
+            view.refresh_view()
 
     @work(thread=True, name="review-diff", exit_on_error=False)
     def _load(self) -> None:
