@@ -9,7 +9,7 @@ import traceback
 from collections.abc import Sequence
 
 from frogdesk import __version__
-from frogdesk.commands import common
+from frogdesk.commands import common, doctor, models, review, run, sessions, tool, tui
 from frogdesk.errors import FrogDeskError, describe_os_error
 from frogdesk.inert import inert_line
 from frogdesk.logfile import route_library_logs
@@ -22,8 +22,6 @@ EXIT_BROKEN_PIPE = 141
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole command-line surface; each subcommand module adds its own parser."""
-    from frogdesk.commands import doctor, models, review, run, sessions, tool, tui
-
     parser = argparse.ArgumentParser(
         prog="frogdesk",
         description="A local coding agent for FrogNano GGUF quants. Without a subcommand, opens the TUI.",

@@ -12,8 +12,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from frogdesk import __version__, config, system
+from frogdesk.models.hub import offline_requested
 from frogdesk.models.local import hf_cache_dir
 from frogdesk.paths import AppPaths
+from frogdesk.sandbox.levels import detect
 
 PACKAGES = (
     "llama-cpp-python",
@@ -99,16 +101,12 @@ def llama_capabilities() -> dict[str, Any]:
 
 def sandbox_status(requested: str) -> dict[str, Any]:
     """The shell isolation level FrogDesk would use, and why."""
-    from frogdesk.sandbox.levels import detect
-
     level, reason = detect(requested)
     return {"requested": requested, "level": level, "reason": reason}
 
 
 def hub_status(endpoint: str, timeout: float = 3.0) -> dict[str, Any]:
     """Whether the Hub endpoint answers; offline is a normal answer (HF_HUB_OFFLINE: not asked)."""
-    from frogdesk.models.hub import offline_requested
-
     if offline_requested():
         return {
             "endpoint": endpoint,

@@ -10,7 +10,10 @@ from typing import TYPE_CHECKING
 
 from frogdesk.attempts.fit import AttemptsFit, fit_attempts
 from frogdesk.config import Settings
+from frogdesk.engine.backends import settings_options
 from frogdesk.engine.types import Backend
+from frogdesk.models.gguf_info import inspect_gguf
+from frogdesk.models.system_memory import available_memory
 from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
 from frogdesk.sessions.record import SessionRecord
 
@@ -21,9 +24,6 @@ if TYPE_CHECKING:
 def llama_fit(settings: Settings, model: str, n: int) -> AttemptsFit:
     """The context each of `n` llama attempts gets on this machine; raises AttemptsError
     naming which N fits at which context when `n` does not."""
-    from frogdesk.models.gguf_info import inspect_gguf
-    from frogdesk.models.system_memory import available_memory
-
     return fit_attempts(
         inspect_gguf(resolve_model_path(model, settings)),
         available_memory(),
@@ -37,8 +37,7 @@ def llama_fit(settings: Settings, model: str, n: int) -> AttemptsFit:
 
 def open_shared(record: SessionRecord, settings: Settings, n: int) -> SharedLlama:
     """Load the record's model once with a context of `n` sequences sized to fit memory."""
-    # llama_cpp is heavy: loaded only when llama attempts start
-    from frogdesk.engine.backends import settings_options
+    # loads llama_cpp: only when llama attempts start
     from frogdesk.engine.llama.shared import SharedLlama
 
     path = resolve_model_path(record.model, settings)

@@ -9,11 +9,20 @@ import threading
 from pathlib import Path
 from typing import Any, TextIO, cast
 
+from frogdesk.attempts.backends import attempt_backends, llama_fit
 from frogdesk.attempts.check import DEFAULT_CHECK_TIMEOUT
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptsOutcome
+from frogdesk.attempts.service import (
+    AttemptsError,
+    AttemptsSpec,
+    check_counts,
+    choose_attempt,
+    run_attempts,
+)
 from frogdesk.commands.common import UserError
 from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
+from frogdesk.core.reviewing import apply_all
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent
 
@@ -52,8 +61,6 @@ def check_attempt_options(
     args: argparse.Namespace, n: int, scripts: int, default_timeout: float
 ) -> None:
     """Refuse bad attempt options in one line, before a model is looked for."""
-    from frogdesk.attempts.service import AttemptsError, check_counts
-
     timeout = args.check_timeout if args.check_timeout is not None else default_timeout
     try:
         check_counts(n, scripts, timeout)
@@ -87,7 +94,6 @@ class AttemptPrinter:
         self._stream = stream
         self._quiet = quiet
         self._printers: dict[int, ProgressPrinter] = {}
-        self._make = ProgressPrinter
 
     def __call__(self, index: int, event: LoopEvent) -> None:
         """Print one attempt's event (called from the attempt's thread)."""
@@ -95,7 +101,7 @@ class AttemptPrinter:
         if printer is None:
             stream = _Prefixed(self._stream, f"[{index + 1}] ", self._lock)
             printer = self._printers.setdefault(
-                index, self._make(cast(TextIO, stream), self._quiet)
+                index, ProgressPrinter(cast(TextIO, stream), self._quiet)
             )
         printer(event)
 
@@ -139,15 +145,6 @@ def run_attempts_command(
     Exit 0 when an attempt was chosen (its check passed), or, without a check, when at
     least one attempt ended with a final answer; 1 otherwise.
     """
-    from frogdesk.attempts.backends import attempt_backends, llama_fit
-    from frogdesk.attempts.service import (
-        AttemptsError,
-        AttemptsSpec,
-        choose_attempt,
-        run_attempts,
-    )
-    from frogdesk.core.reviewing import apply_all
-
     timeout = (
         args.check_timeout if args.check_timeout is not None else service.settings.check_timeout
     )

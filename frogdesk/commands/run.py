@@ -16,13 +16,18 @@ from frogdesk.commands.attempts import (
 )
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
+from frogdesk.core.reviewing import apply_all
 from frogdesk.inert import inert_text
 from frogdesk.leaf.events import (
     Notice,
 )
 from frogdesk.leaf.records import recovery_counts
 from frogdesk.leaf.trajectory import write_results
+from frogdesk.models.errors import ModelError
 from frogdesk.paths import AppPaths
+from frogdesk.sessions.active import SessionSpec
+from frogdesk.sessions.parts import default_backend, resolve_model_path
+from frogdesk.sessions.runner import SessionService
 
 BACKENDS = ("llama", "openai", "script")
 
@@ -84,9 +89,6 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(args: argparse.Namespace) -> int:
     """Run the session to its end; exit 0 when the agent gave a final answer, 1 otherwise."""
-    from frogdesk.sessions.active import SessionSpec
-    from frogdesk.sessions.runner import SessionService
-
     settings = load_settings(args, _overrides(args))
     backend = settings.backend
     scripts: list[Path] = args.script or []
@@ -111,9 +113,6 @@ def main(args: argparse.Namespace) -> int:
         script=str(scripts[0]) if scripts else "",
     )
     if backend == "llama":
-        from frogdesk.models.errors import ModelError
-        from frogdesk.sessions.parts import resolve_model_path
-
         try:  # a missing model is refused before a worktree is made for it
             resolve_model_path(spec.model, settings)
         except ModelError as exc:
@@ -131,8 +130,6 @@ def main(args: argparse.Namespace) -> int:
 
 def loading_backends(quiet: bool) -> Any:
     """The default backends, a llama model's load shown as a percentage on stderr."""
-    from frogdesk.sessions.parts import default_backend
-
     shown = [-1]
 
     def line(fraction: float) -> None:
@@ -162,8 +159,6 @@ def run_session(
     `opener`, when given, makes the ActiveSession instead (send-back, model switch); it may
     tell the user what it does through the printer.
     """
-    from frogdesk.core.reviewing import apply_all
-
     printer = ProgressPrinter(sys.stderr, getattr(args, "quiet", False))
     if opener is not None:
         active = opener(printer)

@@ -14,7 +14,10 @@ from frogdesk.commands.common import UserError, load_settings
 from frogdesk.engine.types import ToolCall
 from frogdesk.inert import inert_text
 from frogdesk.leaf.runner import ToolInfrastructureError, ToolRunner
+from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.levels import choose_shell, confined_shell
 from frogdesk.sandbox.shells.protocol import Shell
+from frogdesk.sandbox.worktree import load_worktree
 
 
 def register(sub: Any) -> None:
@@ -79,8 +82,6 @@ def session_shell(workdir: Path, requested: str, private_dir: Path) -> Shell:
     place (HOME and tmp under `private_dir`); the user typed the command, so the `none`
     level does not ask again.
     """
-    from frogdesk.sandbox.levels import choose_shell, confined_shell
-    from frogdesk.sandbox.worktree import load_worktree
 
     def approve(command: str) -> bool:
         return True
@@ -111,8 +112,6 @@ def main(args: argparse.Namespace) -> int:
     ) as private:
         shell: Shell | None = None
         if call.name == "Bash":
-            from frogdesk.sandbox.errors import SandboxError
-
             try:
                 shell = session_shell(workdir, args.sandbox or settings.sandbox, Path(private))
             except SandboxError as exc:

@@ -31,7 +31,7 @@ def main(args: argparse.Namespace) -> int:
     repo = (getattr(args, "repo", None) or Path.cwd()).resolve()
     if not repo.is_dir():
         raise UserError(f"{repo}: no such directory")
-    from frogdesk.tui.launch import run_tui
+    from frogdesk.tui.launch import run_tui  # loads textual: only when the TUI opens
 
     script: Path | None = getattr(args, "script", None)
     if script is not None:

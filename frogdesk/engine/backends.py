@@ -7,9 +7,16 @@ from dataclasses import replace
 from pathlib import Path
 
 from frogdesk.config import Settings
+from frogdesk.engine.llama.fit import DoesNotFitError, address_space_room, fit_under_cap
 from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
+from frogdesk.engine.script_backend import ScriptBackend, ScriptError
 from frogdesk.engine.types import Backend
 from frogdesk.errors import FrogDeskError
+from frogdesk.models.errors import ModelError
+from frogdesk.models.gguf_info import inspect_gguf
+from frogdesk.models.memory import CONTEXT_PAD, largest_context, plan
+from frogdesk.models.system_memory import available_memory
 
 FALLBACK_CONTEXT = 8192
 """Context size used when the memory plan cannot read the model (the load then reports why)."""
@@ -25,11 +32,6 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
     `context_size` 0 takes the largest context that fits (at most `max_context_tokens`);
     `gpu_layers` -1 lets the memory plan decide; `threads` 0 is one per physical core.
     """
-    from frogdesk.models.errors import ModelError
-    from frogdesk.models.gguf_info import inspect_gguf
-    from frogdesk.models.memory import CONTEXT_PAD, largest_context, plan
-    from frogdesk.models.system_memory import available_memory
-
     base = settings_options(settings)
     n_ctx = settings.context_size
     gpu_layers = settings.gpu_layers
@@ -89,8 +91,6 @@ def _plan_under_cap(
     The full GGUF reader is not used here: its own objects could reach the cap. Layers stay
     on the CPU unless `gpu_layers` says otherwise.
     """
-    from frogdesk.engine.llama.fit import DoesNotFitError, address_space_room, fit_under_cap
-
     room = address_space_room()
     if room is None:
         return None
@@ -127,8 +127,6 @@ def make_backend(
     """
     kind = settings.backend
     if kind == "script":
-        from frogdesk.engine.script_backend import ScriptBackend, ScriptError
-
         if script is None:
             raise BackendError("the script backend needs a JSONL file of replies (--script FILE)")
         try:
@@ -136,8 +134,6 @@ def make_backend(
         except ScriptError as exc:
             raise BackendError(str(exc)) from None
     if kind == "openai":
-        from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
-
         url = endpoint or settings.openai_endpoint
         if not url:
             raise BackendError(
@@ -151,8 +147,8 @@ def make_backend(
     if kind == "llama":
         if model_path is None:
             raise BackendError("the llama backend needs a model file (.gguf)")
+        # loads llama_cpp: only when a llama backend is made
         from frogdesk.engine.llama.backend import LlamaBackend
-        from frogdesk.models.errors import ModelError
 
         try:
             return LlamaBackend(model_path, plan_llama(settings, model_path), progress=progress)

@@ -11,6 +11,7 @@ from typing import Literal
 
 from frogdesk.durable import publish
 from frogdesk.models.errors import ModelError
+from frogdesk.models.gguf_info import split_parts
 from frogdesk.models.spec import GgufName, group_files
 
 Source = Literal["frogdesk", "hf-cache", "imported"]
@@ -122,8 +123,6 @@ def is_gguf(path: Path) -> bool:
 
 def import_model(source: Path, models_dir: Path, copy: bool = False) -> Path:
     """Make a local GGUF known to FrogDesk: a symlink (or a copy) under models_dir/imported."""
-    from frogdesk.models.gguf_info import split_parts
-
     source = source.expanduser().resolve()
     if not source.is_file():
         raise ModelError(f"{source}: no such file")

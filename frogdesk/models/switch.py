@@ -8,6 +8,8 @@ from pathlib import Path
 from frogdesk.config import Settings
 from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
 from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings
+from frogdesk.models.resolve import resolve_local
+from frogdesk.models.spec import parse_filename, parse_spec
 from frogdesk.paths import AppPaths
 from frogdesk.system import thread_count
 
@@ -76,9 +78,6 @@ def plan_switch(
     paths: AppPaths | None = None,
 ) -> SwitchPlan:
     """Resolve the new model on disk, inspect it, and price re-reading the conversation on it."""
-    from frogdesk.models.resolve import resolve_local
-    from frogdesk.models.spec import parse_filename, parse_spec
-
     path = resolve_local(spec, settings, paths)
     info = inspect_gguf(path)
     parsed = parse_spec(spec, settings.aliases)

@@ -17,6 +17,8 @@ from textual.widgets import DataTable, Input, Label, Static
 
 from frogdesk.config import Settings
 from frogdesk.core.chooser import local_choices
+from frogdesk.models.errors import ModelError
+from frogdesk.models.resolve import check_loadable
 from frogdesk.paths import AppPaths
 from frogdesk.tui.untrusted import plain_block
 from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, warnings_text
@@ -109,9 +111,6 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """A path: checked, then the same cost announcement and confirmation as a row."""
-        from frogdesk.models.errors import ModelError
-        from frogdesk.models.resolve import check_loadable
-
         try:
             path = check_loadable(Path(event.value.strip()).expanduser())
         except ModelError as exc:
