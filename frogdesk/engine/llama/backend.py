@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -10,11 +11,13 @@ from pathlib import Path
 
 import llama_cpp
 
+from frogdesk.engine.llama.choice import DrafterChoice
 from frogdesk.engine.llama.context import DecodeError, LlamaContext
-from frogdesk.engine.llama.drafting import Drafter, DraftPolicy
+from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
 from frogdesk.engine.llama.generation import ReplyRun
 from frogdesk.engine.llama.log import LlamaLogCapture, buffer_sizes
 from frogdesk.engine.llama.model import LlamaModel
+from frogdesk.engine.llama.mtp import MtpDrafter, mtp_unavailable
 from frogdesk.engine.llama.ngram import NgramDrafter
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.segments import KeptReply, render_with_raw, reply_closing
@@ -29,6 +32,8 @@ from frogdesk.engine.types import (
     Message,
     ToolSchema,
 )
+
+_FILE_LOG = logging.getLogger("frogdesk.llama")
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,13 @@ class LlamaBackend:
         self.options = options if options is not None else LlamaOptions()
         verbose = self.options.verbose
         self._log = LlamaLogCapture(verbose=verbose)
-        self.model = LlamaModel(Path(model_path), self.options, log=self._log, progress=progress)
+        self.model = LlamaModel(
+            Path(model_path),
+            self.options,
+            log=self._log,
+            progress=progress,
+            load_mtp=self.options.speculative,
+        )
         try:
             self.context = LlamaContext(self.model, self.options)
             self.template = model_template(self.model, Path(model_path))
@@ -91,7 +102,30 @@ class LlamaBackend:
         self.drafter: Drafter = NgramDrafter()
         self.draft_policy: DraftPolicy = DraftPolicy(rollback_redecodes=True)
         """Acceptance and batch costs measured so far (kept across replies)."""
+        self.last_drafts = DraftStats()
+        """Drafted and accepted tokens of the newest reply, per drafter."""
+        self.mtp: MtpDrafter | None = None
+        self.mtp_status = "off: speculative decoding is off"
+        """Whether the MTP head drafts ("on") or why not ("off: ...")."""
+        if self.options.speculative:
+            self._start_mtp()
         self._busy = threading.Lock()
+
+    def _start_mtp(self) -> None:
+        """Draft with the model's MTP head too when the GGUF has one (n-gram only otherwise)."""
+        reason = mtp_unavailable(self.model)
+        if not reason:
+            try:
+                self.mtp = MtpDrafter(self.model, self.context, self.options)
+            except RuntimeError as exc:
+                reason = str(exc)
+        if self.mtp is None:
+            self.mtp_status = f"off: {reason}"
+        else:
+            choice = DrafterChoice([self.drafter, self.mtp], rollback_redecodes=True)
+            self.drafter, self.draft_policy = choice, choice
+            self.mtp_status = "on"
+        _FILE_LOG.info("MTP drafting %s", self.mtp_status)
 
     @classmethod
     def like(cls, other: LlamaBackend, model_path: Path) -> LlamaBackend:
@@ -313,6 +347,7 @@ class LlamaBackend:
         run = ReplyRun(self.sequence, tools, settings, plan.starts_in_reasoning, limit,
                        drafter=self.drafter if speculative else None,
                        policy=self.draft_policy if speculative else None)  # fmt: skip
+        self.last_drafts = run.drafts
         yield from run.events(cancel)
         if run.recorded is not None:
             self._record(run.recorded, run.ended_on_eog)
@@ -332,6 +367,8 @@ class LlamaBackend:
 
     def close(self) -> None:
         """Free the context and the model; llama.cpp's log goes back to its default handler."""
+        if self.mtp is not None:
+            self.mtp.close()
         self.context.close()
         self.model.close()
         self._log.uninstall()

@@ -64,6 +64,9 @@ class LlamaContext:
         self.n_batch = int(llama_cpp.llama_n_batch(ctx))
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._mem = llama_cpp.llama_get_memory(ctx)
+        self.observers: list[Callable[[Sequence[int], int], None]] = []
+        """Called with (tokens, start) after each successful decode of sequence 0 (a draft
+        context that follows this one)."""
 
     @property
     def handle(self) -> Any:
@@ -100,6 +103,7 @@ class LlamaContext:
             rc = llama_cpp.llama_decode(self.handle, batch)
             if rc != 0:
                 raise DecodeError(f"llama_decode failed with code {rc} at position {start + done}")
+            self._decoded(chunk, start + done)
             done += len(chunk)
             if between_chunks is not None and not last_chunk and not between_chunks(done):
                 break
@@ -121,6 +125,7 @@ class LlamaContext:
         rc = llama_cpp.llama_decode(self.handle, batch)
         if rc != 0:
             raise DecodeError(f"llama_decode failed with code {rc} at position {pos}")
+        self._decoded((token,), pos)
 
     def decode_rows(self, tokens: Sequence[int], start: int) -> None:
         """Decode `tokens` (at most one batch) at positions start.., with logits for every row.
@@ -140,6 +145,11 @@ class LlamaContext:
         rc = llama_cpp.llama_decode(self.handle, batch)
         if rc != 0:
             raise DecodeError(f"llama_decode failed with code {rc} at position {start}")
+        self._decoded(tokens, start)
+
+    def _decoded(self, tokens: Sequence[int], start: int) -> None:
+        for observer in self.observers:
+            observer(tokens, start)
 
     def logits(self) -> list[float]:
         """A copy of the logits of the last decoded token."""

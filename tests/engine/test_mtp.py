@@ -1,0 +1,194 @@
+"""The MTP (NextN) drafter on real llama.cpp, on a tiny qwen35 GGUF that carries an MTP block."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import llama_cpp
+import numpy as np
+import pytest
+
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.choice import DrafterChoice
+from frogdesk.engine.llama.drafting import DraftPolicy
+from frogdesk.engine.llama.model import LlamaModel
+from frogdesk.engine.llama.mtp import mtp_unavailable
+from frogdesk.engine.llama.nextn import load_nextn, nextn_layers
+from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.types import GenerationSettings, Message, Reply
+from tests.engine.test_speculative import START, replay_logits
+
+pytestmark = pytest.mark.llama
+
+OPTIONS = LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64)
+
+
+@pytest.fixture(scope="session")
+def mtp_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny qwen35 model with one NextN block, generated once per test session."""
+    from tests.support.tiny_qwen35_mtp import write_tiny_qwen35_mtp
+
+    return write_tiny_qwen35_mtp(tmp_path_factory.mktemp("qwen35-mtp") / "tiny-qwen35-mtp.gguf")
+
+
+@pytest.fixture
+def mtp_backend(mtp_gguf: Path) -> Iterator[LlamaBackend]:
+    b = LlamaBackend(mtp_gguf, OPTIONS)
+    yield b
+    b.close()
+
+
+class AlwaysVerify(DraftPolicy):
+    """Verifies every proposal whatever it costs."""
+
+    def length(self, available: int) -> int:
+        """All of them."""
+        return min(available, self.max_draft)
+
+
+class AlwaysVerifyChoice(DrafterChoice):
+    """The choice among drafters, verifying whatever the chosen one proposes."""
+
+    def length(self, available: int) -> int:
+        """All of them."""
+        return min(available, self.max_draft)
+
+
+def generate(backend: LlamaBackend, messages: list[Message], **kw: object) -> Reply:
+    out = Reply()
+    settings = GenerationSettings(**{"max_tokens": 32, "temperature": 0.0, "seed": 1, **kw})  # type: ignore[arg-type]
+    for event in backend.generate(messages, [], settings):
+        out.add(event)
+    assert out.finish is not None and out.usage is not None
+    return out
+
+
+def reference_tokens(path: Path, messages: list[Message], **kw: object) -> list[int]:
+    """The reply's tokens with drafting off (the MTP block is then not even loaded)."""
+    b = LlamaBackend(path, replace(OPTIONS, speculative=False))
+    try:
+        assert b.mtp is None and not b.model.mtp_loaded
+        r = generate(b, messages, **kw)
+        assert r.usage is not None and r.usage.drafted_tokens == 0
+        return list(b.transcript.tokens[r.usage.prompt_tokens :])
+    finally:
+        b.close()
+
+
+def test_the_generated_gguf_loads_with_and_without_its_mtp_block(mtp_gguf: Path) -> None:
+    for load_mtp in (False, True):
+        model = LlamaModel(mtp_gguf, OPTIONS, load_mtp=load_mtp)
+        try:
+            assert nextn_layers(model.header) == 1
+            assert model.mtp_loaded is load_mtp
+            assert int(llama_cpp.llama_model_n_layer_nextn(model.handle)) == 1
+            reason = mtp_unavailable(model)
+            assert (reason == "") is load_mtp, reason
+        finally:
+            model.close()
+
+
+def test_the_nextn_symbols_are_found_and_a_missing_one_is_named() -> None:
+    assert not isinstance(load_nextn(), str)
+
+    class NoSymbols:
+        def __getattr__(self, name: str) -> object:
+            raise AttributeError(name)
+
+    reason = load_nextn(NoSymbols())
+    assert isinstance(reason, str) and "set_embeddings_nextn" in reason
+
+
+def test_mtp_drafts_are_verified_and_the_output_is_the_models_own(
+    mtp_backend: LlamaBackend, mtp_gguf: Path
+) -> None:
+    """Every MTP proposal verified: the same greedy tokens as without drafting, no trace left."""
+    assert mtp_backend.mtp_status == "on" and mtp_backend.mtp is not None
+    reference = reference_tokens(mtp_gguf, START)
+    mtp_backend.drafter, mtp_backend.draft_policy = mtp_backend.mtp, AlwaysVerify()
+    r = generate(mtp_backend, START)
+    assert r.usage is not None
+    assert r.usage.drafted_tokens > 0, "the MTP head proposed tokens and they were verified"
+    assert mtp_backend.last_drafts.by_drafter["mtp"][0] == r.usage.drafted_tokens
+    assert mtp_backend.mtp.mirrored >= r.usage.prompt_tokens, "the draft context followed"
+    assert not mtp_backend.mtp.failed
+    assert list(mtp_backend.transcript.tokens[r.usage.prompt_tokens :]) == reference
+    ours = np.array(mtp_backend.last_logits())
+    assert np.abs(ours - replay_logits(mtp_backend)).max() == 0.0
+
+
+def test_the_mtp_head_predicts_from_the_targets_hidden_state(mtp_backend: LlamaBackend) -> None:
+    """Positive control: the draft follows the target's state, not only the last token."""
+    mtp = mtp_backend.mtp
+    assert mtp is not None
+    model = mtp_backend.model
+    a = model.tokenize("<|im_start|>user\nhello there, model<|im_end|>\n")
+    b = model.tokenize("<|im_start|>user\nwrite a file, please<|im_end|>\n")
+    drafts = []
+    for prompt in (a, b):
+        mtp_backend.context.clear()
+        mtp_backend.context.decode(prompt, 0)
+        drafts.append(mtp.propose([*prompt, 42], 4))
+    assert len(drafts[0]) == 4 and len(drafts[1]) == 4
+    assert drafts[0] != drafts[1]
+
+
+def test_the_choice_counts_each_drafter_and_keeps_the_output(
+    mtp_backend: LlamaBackend, mtp_gguf: Path
+) -> None:
+    """n-gram and MTP behind one choice: proposals counted per drafter, output unchanged."""
+    messages = [
+        Message("system", "You repeat text."),
+        Message("user", "one two three four five six one two three four five six one two"),
+    ]
+    reference = reference_tokens(mtp_gguf, messages, max_tokens=48)
+    assert mtp_backend.mtp is not None
+    choice = AlwaysVerifyChoice([mtp_backend.drafter, mtp_backend.mtp], rollback_redecodes=True)
+    mtp_backend.drafter = mtp_backend.draft_policy = choice
+    r = generate(mtp_backend, messages, max_tokens=48)
+    assert r.usage is not None
+    counts = mtp_backend.last_drafts.by_drafter
+    assert "mtp" in counts and counts["mtp"][0] > 0
+    assert sum(c[0] for c in counts.values()) == r.usage.drafted_tokens
+    assert list(mtp_backend.transcript.tokens[r.usage.prompt_tokens :]) == reference
+    assert 0.0 <= choice.acceptance_of("mtp") <= 1.0
+
+
+def test_a_gguf_without_an_mtp_block_drafts_without_it_and_says_why(qwen35_gguf: Path) -> None:
+    b = LlamaBackend(qwen35_gguf, OPTIONS)
+    try:
+        assert b.mtp is None
+        assert b.mtp_status.startswith("off: no MTP layer in the GGUF")
+        assert not isinstance(b.drafter, DrafterChoice)
+        r = generate(b, START)
+        assert r.finish is not None and r.finish.reason in ("stop", "length")
+        assert "mtp" not in b.last_drafts.by_drafter
+    finally:
+        b.close()
+
+
+def test_the_choice_prefers_the_drafter_that_was_right() -> None:
+    """Scored against what followed: the drafter that guessed right is asked first."""
+
+    class Fixed:
+        def __init__(self, name: str, guess: int) -> None:
+            self.name, self.guess = name, guess
+
+        def propose(self, tokens: Sequence[int], limit: int) -> list[int]:
+            return [self.guess] * limit
+
+    right, wrong = Fixed("right", 7), Fixed("wrong", 8)
+    choice = DrafterChoice([wrong, right])
+    choice.timed(1, 1.0)
+    choice.timed(3, 1.0)  # batches cost no more than one step: drafting pays
+    tokens = [1, 2, 3]
+    for _ in range(20):
+        proposal = choice.propose(tokens, 2)
+        tokens.append(7)  # what the model "sampled"
+        if proposal:
+            tokens.extend([7] * (len(proposal) - 1))
+    assert choice.name == "right"
+    assert choice.acceptance_of("right") > 0.9
+    assert choice.acceptance_of("wrong") < 0.5  # below the prior: it was scored wrong
