@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -119,6 +120,32 @@ def test_mtp_drafts_are_verified_and_the_output_is_the_models_own(
     assert np.abs(ours - replay_logits(mtp_backend)).max() == 0.0
 
 
+def test_after_rejected_drafts_the_head_drafts_as_after_a_clean_prefill(
+    mtp_backend: LlamaBackend, mtp_gguf: Path
+) -> None:
+    """The draft context drops rejected positions and pairs each token with the right state.
+
+    After a reply whose every draft was verified (and rejected, on random weights), the next
+    draft equals the one a fresh backend makes from the same tokens decoded in one go.
+    """
+    mtp = mtp_backend.mtp
+    assert mtp is not None
+    mtp_backend.drafter, mtp_backend.draft_policy = mtp, AlwaysVerify()
+    r = generate(mtp_backend, START)
+    assert r.usage is not None and r.usage.drafted_tokens > r.usage.accepted_tokens
+    t = mtp_backend.transcript
+    tokens = list(t.tokens[: t.n_past + 1])  # up to the newest token not yet decoded
+    after_reply = mtp.propose(tokens, 4)
+    fresh = LlamaBackend(mtp_gguf, OPTIONS)
+    try:
+        assert fresh.mtp is not None
+        fresh.context.decode(tokens[:-1], 0)
+        assert fresh.mtp.propose(tokens, 4) == after_reply
+        assert len(after_reply) == 4
+    finally:
+        fresh.close()
+
+
 def test_the_mtp_head_predicts_from_the_targets_hidden_state(mtp_backend: LlamaBackend) -> None:
     """Positive control: the draft follows the target's state, not only the last token."""
     mtp = mtp_backend.mtp
@@ -156,11 +183,15 @@ def test_the_choice_counts_each_drafter_and_keeps_the_output(
     assert 0.0 <= choice.acceptance_of("mtp") <= 1.0
 
 
-def test_a_gguf_without_an_mtp_block_drafts_without_it_and_says_why(qwen35_gguf: Path) -> None:
-    b = LlamaBackend(qwen35_gguf, OPTIONS)
+def test_a_gguf_without_an_mtp_block_drafts_without_it_and_says_why(
+    qwen35_gguf: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="frogdesk.llama"):
+        b = LlamaBackend(qwen35_gguf, OPTIONS)
     try:
         assert b.mtp is None
         assert b.mtp_status.startswith("off: no MTP layer in the GGUF")
+        assert f"MTP drafting {b.mtp_status}" in caplog.messages
         assert not isinstance(b.drafter, DrafterChoice)
         r = generate(b, START)
         assert r.finish is not None and r.finish.reason in ("stop", "length")

@@ -13,7 +13,7 @@ import llama_cpp
 from frogdesk.engine.llama.errors import ModelLoadError
 from frogdesk.engine.llama.gguf import GgufHeader, check_loadable
 from frogdesk.engine.llama.log import LlamaLogCapture
-from frogdesk.engine.llama.nextn import nextn_layers
+from frogdesk.engine.llama.nextn import MTP_ARCHITECTURES, nextn_layers
 from frogdesk.engine.llama.options import LlamaOptions
 
 KV_CACHE_TYPES: dict[str, int] = {
@@ -62,7 +62,8 @@ class LlamaModel:
         progress: Callable[[float], None] | None = None,
         load_mtp: bool = False,
     ) -> None:
-        """Load `path`; `load_mtp` also loads its MTP (NextN) block if the file has one."""
+        """Load `path`; `load_mtp` also loads its MTP (NextN) block if the file has one that
+        FrogDesk can draft with."""
         self.path = path
         self.header: GgufHeader = check_loadable(path)
         self.log = log if log is not None else LlamaLogCapture()
@@ -72,7 +73,11 @@ class LlamaModel:
         options = options or LlamaOptions()
         params.n_gpu_layers = options.n_gpu_layers
         params.use_mmap = options.use_mmap
-        self.mtp_loaded = load_mtp and nextn_layers(self.header) > 0
+        self.mtp_loaded = (
+            load_mtp
+            and nextn_layers(self.header) > 0
+            and self.header.architecture in MTP_ARCHITECTURES
+        )
         """Whether the GGUF's multi-token-prediction (NextN) block was loaded."""
         params.load_mtp = self.mtp_loaded
         if progress is not None:

@@ -24,11 +24,9 @@ import llama_cpp
 
 from frogdesk.engine.llama.context import SEQ, LlamaContext
 from frogdesk.engine.llama.model import KV_CACHE_TYPES, LlamaModel
-from frogdesk.engine.llama.nextn import NextnCalls, load_nextn, nextn_layers
+from frogdesk.engine.llama.nextn import MTP_ARCHITECTURES, NextnCalls, load_nextn, nextn_layers
 from frogdesk.engine.llama.options import LlamaOptions
 
-MTP_ARCHITECTURES = ("qwen35",)
-"""Architectures whose MTP graph in llama.cpp runs one NextN block as this drafter drives it."""
 MTP_MAX_DRAFT = 4
 """The most tokens one MTP draft chains (a single head loses accuracy at each step)."""
 
