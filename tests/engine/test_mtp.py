@@ -183,15 +183,31 @@ def test_the_choice_counts_each_drafter_and_keeps_the_output(
     assert 0.0 <= choice.acceptance_of("mtp") <= 1.0
 
 
-def test_a_gguf_without_an_mtp_block_drafts_without_it_and_says_why(
-    qwen35_gguf: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    with caplog.at_level(logging.INFO, logger="frogdesk.llama"):
+class Collect(logging.Handler):
+    """Keeps the messages logged to one logger (which may not propagate to the root)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+def test_a_gguf_without_an_mtp_block_drafts_without_it_and_says_why(qwen35_gguf: Path) -> None:
+    logger, collect = logging.getLogger("frogdesk.llama"), Collect()
+    level = logger.level
+    logger.addHandler(collect)
+    logger.setLevel(logging.INFO)
+    try:
         b = LlamaBackend(qwen35_gguf, OPTIONS)
+    finally:
+        logger.removeHandler(collect)
+        logger.setLevel(level)
     try:
         assert b.mtp is None
         assert b.mtp_status.startswith("off: no MTP layer in the GGUF")
-        assert f"MTP drafting {b.mtp_status}" in caplog.messages
+        assert f"MTP drafting {b.mtp_status}" in collect.messages
         assert not isinstance(b.drafter, DrafterChoice)
         r = generate(b, START)
         assert r.finish is not None and r.finish.reason in ("stop", "length")
