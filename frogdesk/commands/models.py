@@ -12,18 +12,18 @@ from typing import Any
 from frogdesk.commands.common import UserError, config_path, load_settings
 from frogdesk.commands.quantcheck import add_check_arguments, run_check
 from frogdesk.config import Settings
+from frogdesk.core.chooser import hub_choices, repo_listing
 from frogdesk.core.models import drift_result, fit_context, progress_line
 from frogdesk.engine.backends import settings_options
 from frogdesk.inert import inert_line
-from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
+from frogdesk.models.catalog import CatalogRow, local_rows
 from frogdesk.models.download import Progress, download_limits
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf
-from frogdesk.models.hub import RepoListing, hub_token, list_repo, resolve_endpoint, source_line
+from frogdesk.models.hub import hub_token, source_line
 from frogdesk.models.hub_http import RetryPolicy
 from frogdesk.models.local import all_local, hf_cache_dir, import_model
 from frogdesk.models.memory import cpu_repack_types, largest_context, plan
-from frogdesk.models.migrate import migrate_repo
 from frogdesk.models.model_warnings import (
     LICENSE_AMBIGUOUS,
     ModelWarning,
@@ -35,7 +35,7 @@ from frogdesk.models.model_warnings import (
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.remove import remove_model
 from frogdesk.models.resolve import resolve_local
-from frogdesk.models.spec import ModelSpec, parse_filename, parse_spec
+from frogdesk.models.spec import parse_filename, parse_spec
 from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths
 from frogdesk.quantcheck.files import describe_result
@@ -99,12 +99,21 @@ def cmd_list(args: argparse.Namespace) -> int:
             raise UserError(
                 f"{args.repo}: `models list` takes a repo; use `models info` for a file"
             )
-        listing = hub_listing(spec, args, settings, paths, hub_token())
-        local = all_local(paths.models_dir)
-        rows = repo_rows(
-            listing, local, memory, context, settings.acknowledged, settings.kv_cache_type
-        )
-        source = source_line(listing)
+        try:
+            chosen = hub_choices(
+                spec,
+                settings,
+                paths,
+                endpoint=args.endpoint,
+                token=hub_token(),
+                retry=_retry(),
+                context=context,
+            )
+        except KeyboardInterrupt:
+            raise UserError("cancelled while waiting for the Hub", 130) from None
+        _say(chosen.notes)
+        rows = chosen.rows
+        source = source_line(chosen.listing)
     else:
         local = all_local(paths.models_dir)
         rows = local_rows(local, memory, context, settings.acknowledged, settings.kv_cache_type)
@@ -136,7 +145,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress_line(p: Progress) -> None:
+def print_progress(p: Progress) -> None:
+    """A download's progress line on stderr, rewritten in place."""
     print(
         f"\r{inert_line(progress_line(p))}   ",
         end="" if p.done < p.total else "\n",
@@ -145,7 +155,8 @@ def _progress_line(p: Progress) -> None:
     )
 
 
-def _countdown(seconds: int, attempt: int, reason: str) -> None:
+def print_countdown(seconds: int, attempt: int, reason: str) -> None:
+    """The wait before the Hub is asked again, on stderr, rewritten in place."""
     print(
         f"\r{inert_line(reason)}; trying again in {seconds} s (try {attempt}), Ctrl+C cancels ",
         end="",
@@ -154,33 +165,14 @@ def _countdown(seconds: int, attempt: int, reason: str) -> None:
     )
 
 
-def hub_listing(
-    spec: ModelSpec,
-    args: argparse.Namespace,
-    settings: Settings,
-    paths: AppPaths,
-    token: str | None,
-) -> RepoListing:
-    """List a repo for a command: a visible countdown before each retry, refused names and
-    models moved out of the old folder said on stderr, one line each."""
-    endpoint = resolve_endpoint(args.endpoint, settings.hf_endpoint)
-    try:
-        listing = list_repo(
-            spec.repo,
-            endpoint=endpoint,
-            cache_dir=paths.cache_dir,
-            revision=spec.revision,
-            token=token,
-            retry=RetryPolicy(on_wait=_countdown),
-        )
-    except KeyboardInterrupt:
-        raise UserError("cancelled while waiting for the Hub", 130) from None
-    for line in listing.refused:
-        print(line, file=sys.stderr)
-    if not listing.from_cache:
-        for line in migrate_repo(listing, paths.models_dir, hf_cache_dir()):
-            print(line, file=sys.stderr)
-    return listing
+def _retry() -> RetryPolicy:
+    """Transient Hub failures retried with a countdown on stderr (Ctrl+C cancels)."""
+    return RetryPolicy(on_wait=print_countdown)
+
+
+def _say(notes: list[str]) -> None:
+    for line in notes:
+        print(inert_line(line), file=sys.stderr)
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
@@ -191,7 +183,13 @@ def cmd_pull(args: argparse.Namespace) -> int:
     if spec.kind != "repo":
         raise UserError(f"{spec} is a local file; use `frogdesk models import {spec}`")
     token = hub_token()
-    listing = hub_listing(spec, args, settings, paths, token)
+    try:
+        listing, notes = repo_listing(
+            spec, settings, paths, endpoint=args.endpoint, token=token, retry=_retry()
+        )
+    except KeyboardInterrupt:
+        raise UserError("cancelled while waiting for the Hub", 130) from None
+    _say(notes)
     cache = hf_cache_dir()
     chosen = plan_pull(spec, listing, cache)
     frog = is_frognano(spec.repo, chosen.group.name.path)
@@ -213,7 +211,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
             listing,
             cache,
             token=token,
-            progress=_progress_line,
+            progress=print_progress,
             cancel=cancel,
             limits=download_limits(settings),
         )

@@ -6,16 +6,22 @@ import argparse
 import dataclasses
 import json
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 from frogdesk import config
 from frogdesk.commands.common import UserError, load_settings
+from frogdesk.commands.models import print_countdown, print_progress
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty
 from frogdesk.commands.run import loading_backends, run_session
+from frogdesk.core.chooser import pull_missing
 from frogdesk.core.status import status_words
 from frogdesk.inert import inert_line
+from frogdesk.models.errors import ModelError
+from frogdesk.models.hub import hub_token
+from frogdesk.models.hub_http import RetryPolicy
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import shown_status
 from frogdesk.sessions.runner import SessionService
@@ -157,6 +163,33 @@ def resume_limits(args: argparse.Namespace) -> dict[str, Any]:
         raise UserError(str(exc)) from None
 
 
+def pull_for_switch(spec: str, service: SessionService, printer: ProgressPrinter) -> bool:
+    """Pull the Hub quant `spec` names when it is not on disk (progress on stderr, Ctrl+C
+    stops and keeps the partial file); False when there is nothing to pull."""
+    cancel = threading.Event()
+    try:
+        pulled, notes = pull_missing(
+            spec,
+            service.settings,
+            service.paths,
+            token=hub_token(),
+            retry=RetryPolicy(on_wait=print_countdown),
+            progress=print_progress,
+            cancel=cancel,
+        )
+    except KeyboardInterrupt:
+        cancel.set()
+        raise UserError(
+            "interrupted; the partial download is kept, run the same command to resume", 130
+        ) from None
+    for line in notes:
+        printer.write(f"frogdesk: {line}")
+    if pulled is None:
+        return False
+    printer.write(f"frogdesk: pulled {pulled.name} into the Hugging Face cache")
+    return True
+
+
 def resume_main(args: argparse.Namespace) -> int:
     """Continue a session where its transcript ends and write its result files again.
 
@@ -172,7 +205,12 @@ def resume_main(args: argparse.Namespace) -> int:
         if not getattr(args, "model", None):
             active = service.open(args.id, overrides=limits)
         else:
-            switch = service.switch_model(args.id, args.model)
+            try:
+                switch = service.switch_model(args.id, args.model)
+            except ModelError:
+                if not pull_for_switch(args.model, service, printer):
+                    raise
+                switch = service.switch_model(args.id, args.model)
             printer.write(f"frogdesk: {switch.announcement()}")
             active = switch.perform()
             printer.write(

@@ -393,7 +393,8 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         def price(path: Path) -> SwitchPlan:
             return self.workbench.price_switch(path, session_id, context_tokens)
 
-        self.app.push_screen(QuantSwitchScreen(self.settings, price), chosen)
+        model = self.session.record.model if self.session is not None else ""
+        self.app.push_screen(QuantSwitchScreen(self.settings, price, model), chosen)
 
     @work(thread=True, name="switch-quant", exit_on_error=False)
     def _switch(self, path: Path, session_id: str | None) -> None:

@@ -16,20 +16,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
-from frogdesk.core.chooser import measured_drift
-from frogdesk.core.models import fit_context, load_backend, progress_line
+from frogdesk.core.chooser import hub_choices, pull_row
+from frogdesk.core.models import load_backend, progress_line
 from frogdesk.core.workbench import CoreWorkbench
-from frogdesk.models.catalog import repo_rows
-from frogdesk.models.download import DownloadCancelled, Progress, download_limits
+from frogdesk.models.download import DownloadCancelled, Progress
 from frogdesk.models.errors import ModelError
-from frogdesk.models.hub import hub_token, list_repo, resolve_endpoint, source_line
+from frogdesk.models.hub import hub_token, source_line
 from frogdesk.models.hub_http import RetryPolicy
-from frogdesk.models.local import all_local, hf_cache_dir
-from frogdesk.models.migrate import migrate_repo
-from frogdesk.models.pull import pull
 from frogdesk.models.resolve import check_loadable
 from frogdesk.models.spec import parse_spec
-from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths
 from frogdesk.sizes import human_bytes
 from frogdesk.tui.messages import WorkbenchReady
@@ -146,32 +141,18 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             )
 
         try:
-            spec = parse_spec(self.settings.model, self.settings.aliases)
-            listing = list_repo(
-                spec.repo,
-                endpoint=resolve_endpoint(self.endpoint or None, self.settings.hf_endpoint),
-                cache_dir=self.paths.cache_dir,
-                revision=spec.revision,
+            chosen = hub_choices(
+                parse_spec(self.settings.model, self.settings.aliases),
+                self.settings,
+                self.paths,
+                endpoint=self.endpoint or None,
                 token=hub_token(),
                 retry=RetryPolicy(on_wait=countdown, cancel=self.cancel),
-            )
-            notes = list(listing.refused)
-            if not listing.from_cache:
-                notes += migrate_repo(listing, self.paths.models_dir, hf_cache_dir())
-            context = fit_context(self.settings)
-            rows = repo_rows(
-                listing,
-                all_local(self.paths.models_dir),
-                available_memory(),
-                context,
-                self.settings.acknowledged,
-                self.settings.kv_cache_type,
             )
         except (ModelError, OSError) as exc:
             self.post_message(SetupFailed(str(exc), offline=True))
             return
-        measured = measured_drift(rows, self.paths.data_dir)
-        self.post_message(ListingReady(listing, rows, measured, notes))
+        self.post_message(ListingReady(chosen.listing, chosen.rows, chosen.measured, chosen.notes))
 
     def on_listing_ready(self, message: ListingReady) -> None:
         """Fill the table; the cursor starts on the default quant."""
@@ -216,21 +197,12 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
     @work(thread=True, name="download", exit_on_error=False)
     def _download(self, row: CatalogRow) -> None:
         assert self.listing is not None
-        spec = parse_spec(f"{row.repo}:{row.name.quant}", self.settings.aliases)
 
         def progress(p: Progress) -> None:
             self.latest = p
 
         try:
-            files = pull(
-                spec,
-                self.listing,
-                hf_cache_dir(),
-                token=hub_token(),
-                progress=progress,
-                cancel=self.cancel,
-                limits=download_limits(self.settings),
-            )
+            path = pull_row(row, self.listing, self.settings, progress=progress, cancel=self.cancel)
         except DownloadCancelled:
             self.post_message(
                 SetupFailed("Download cancelled; the partial file is kept and resumes next time.")
@@ -239,7 +211,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         except (ModelError, OSError) as exc:
             self.post_message(SetupFailed(str(exc)))
             return
-        self.post_message(ModelReady(files[0]))
+        self.post_message(ModelReady(path))
 
     def _show_progress(self) -> None:
         if self.state == "loading":
