@@ -12,7 +12,7 @@ from frogdesk import __version__
 from frogdesk.commands import common, doctor, models, review, run, sessions, tool, tui
 from frogdesk.errors import FrogDeskError, describe_os_error
 from frogdesk.inert import inert_line
-from frogdesk.logfile import route_library_logs
+from frogdesk.logfile import listen_for_notices, route_library_logs
 from frogdesk.paths import AppPaths
 from frogdesk.review.transaction import recover_all
 
@@ -55,6 +55,11 @@ def _quiet_broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def _warn_on_stderr(notice: str) -> None:
+    """A library warning that matters, in one line on stderr (the notice is inert already)."""
+    print(f"frogdesk: warning: {notice}", file=sys.stderr, flush=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and run the chosen command.
 
@@ -65,6 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = bool(getattr(args, "debug", False))
+    stop_notices = listen_for_notices(_warn_on_stderr)
     try:
         if not getattr(args, "tolerates_bad_config", False):
             common.load_settings(args)  # a bad config file stops here with one clear line
@@ -83,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("frogdesk: interrupted", file=sys.stderr)
         return 130
+    finally:
+        stop_notices()
     return code
 
 

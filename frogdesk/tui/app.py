@@ -14,8 +14,9 @@ from frogdesk import config
 from frogdesk.config import Settings
 from frogdesk.core.ports import Workbench
 from frogdesk.inert import inert_text
+from frogdesk.logfile import listen_for_notices
 from frogdesk.tui.bindings import all_binding_ids, app_bindings, keymap_from_settings
-from frogdesk.tui.messages import WorkbenchReady
+from frogdesk.tui.messages import LibraryNotice, WorkbenchReady
 from frogdesk.tui.screens.help import HelpScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.themes import DEFAULT_THEME, css_paths, frog_themes
@@ -43,6 +44,7 @@ class FrogDeskApp(App[None]):
         self.settings = settings
         self.config_path = config_path
         self.first_screen = first_screen
+        self._stop_notices: Callable[[], None] = lambda: None
         self.frog_themes = frog_themes()
         for frog in self.frog_themes.values():
             self.register_theme(frog.theme)
@@ -58,7 +60,9 @@ class FrogDeskApp(App[None]):
         return frog.syntax_style if frog else "monokai"
 
     def on_mount(self) -> None:
-        """Open the first screen and report bad key remaps."""
+        """Open the first screen and report bad key remaps; library warnings that matter
+        become notifications while the app runs."""
+        self._stop_notices = listen_for_notices(self._hear_notice)
         self.theme_changed_signal.subscribe(self, self._save_theme)
         for error in self.keymap_errors:
             self.notify(inert_text(error), severity="warning", timeout=10, markup=False)
@@ -66,6 +70,17 @@ class FrogDeskApp(App[None]):
             self.push_screen(self.first_screen(self))
         elif self.workbench is not None:
             self.push_screen(SessionScreen(self.workbench, self.settings, self.syntax_style))
+
+    def on_unmount(self) -> None:
+        """Library warnings go back to whoever listened before (the command line)."""
+        self._stop_notices()
+
+    def _hear_notice(self, text: str) -> None:
+        self.post_message(LibraryNotice(text))  # safe from any thread (llama.cpp's, a worker)
+
+    def on_library_notice(self, message: LibraryNotice) -> None:
+        """Show a library warning that matters as a notification (never markup)."""
+        self.notify(inert_text(message.text), severity="warning", timeout=15, markup=False)
 
     def on_workbench_ready(self, message: WorkbenchReady) -> None:
         """The first run loaded a model: go on to a session on it."""

@@ -58,3 +58,10 @@ class WorkbenchReady(Message):
     """A model is loaded (first run): the app opens a session screen on this workbench."""
 
     workbench: Workbench
+
+
+@dataclass
+class LibraryNotice(Message):
+    """A library warning that matters to the user, in one inert line (from any thread)."""
+
+    text: str
