@@ -133,3 +133,94 @@ async def test_with_the_hub_unreachable_the_switch_offers_the_disk_and_a_path(
         await wait_for(pilot, lambda: "switching re-reads" in str(cost.render()), "the cost", 60)
         assert picker.announced == qwen35_quants["Q4_0"]
     backend.close()
+
+
+async def test_a_pull_in_the_switch_is_cancelled_by_escape_and_resumes(
+    hub: RunningHub, tmp_path: Path, smollm2_gguf: Path
+) -> None:
+    name = f"{PREFIX}-Q4_0.gguf"
+    size = len(hub.state.repos[REPO].files[name])
+    hub.state.bytes_per_second = size / 20  # slow enough to be stopped part way
+    hub.state.step = 4096
+    settings = _settings(hub.endpoint)
+    backend = make_backend(settings, model_path=smollm2_gguf)
+    workbench = CoreWorkbench(make_repo(tmp_path), settings, backend=backend)
+    app = FrogDeskApp(workbench, settings)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+o")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, QuantSwitchScreen) and bool(app.screen.remote),
+            "the Hub's quants",
+            60,
+        )
+        picker = app.screen
+        assert isinstance(picker, QuantSwitchScreen)
+        labels = [row.label for row in picker.remote]
+        table = picker.query_one(DataTable)
+        table.move_cursor(row=len(picker.rows) + labels.index(f"{REPO}/{name}"))
+        table.focus()
+        await pilot.press("enter")
+        cost = picker.query_one("#quant-cost", Static)
+        await wait_for(pilot, lambda: "Escape cancels" in str(cost.render()), "the progress", 30)
+        await wait_for(pilot, lambda: hub.state.served.get(name, 0) > 0, "some bytes", 30)
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: "cancelled" in str(cost.render()), "the cancel line", 30)
+        assert app.screen is picker and not picker.pulling and picker.announced is None
+        partial = list(Path(os.environ["HF_HUB_CACHE"]).rglob("*.incomplete"))
+        assert len(partial) == 1 and 0 < partial[0].stat().st_size < size
+
+        hub.state.bytes_per_second = 0
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: picker.announced is not None, "the resumed pull", 120)
+        resumed = [r for (path, r) in hub.state.served_by_range if path == name and r]
+        assert resumed and resumed[0].startswith("bytes=") and not resumed[0].startswith("bytes=0-")
+        assert (
+            picker.announced is not None
+            and picker.announced.read_bytes() == (hub.state.repos[REPO].files[name])
+        )
+    backend.close()
+
+
+async def _notes_after_loading(model: Path, tmp_path: Path) -> list[str]:
+    """The notifications shown once the first-run picker has loaded `model`."""
+    from frogdesk.tui.screens.setup import ModelSetupScreen
+
+    settings = Settings(context_size=512)
+    (tmp_path / model.stem).mkdir()
+    repo = make_repo(tmp_path / model.stem)
+    app = FrogDeskApp(
+        None,
+        settings,
+        config_path=tmp_path / "config.toml",
+        first_screen=lambda app: ModelSetupScreen(settings, repo, model_path=model),
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the load", 120)
+        await pilot.pause()
+        notes = [str(n.message) for n in app._notifications]
+        workbench = app.workbench
+        assert isinstance(workbench, CoreWorkbench) and workbench.backend is not None
+        workbench.backend.close()
+    return notes
+
+
+async def test_a_library_warning_while_loading_is_a_notification(
+    tmp_path: Path, qwen35_gguf: Path
+) -> None:
+    import gguf
+
+    from frogdesk.logfile import route_library_logs
+    from tests.support.tiny_qwen35 import write_tiny_qwen35
+
+    route_library_logs(AppPaths.default().log_file)
+    with pytest.MonkeyPatch.context() as patch:  # a GGUF naming no pre-tokenizer
+        patch.setattr(gguf.GGUFWriter, "add_tokenizer_pre", lambda self, value: None)
+        bare = write_tiny_qwen35(tmp_path / "tiny-qwen35-nopre-F16.gguf")
+    control = await _notes_after_loading(qwen35_gguf, tmp_path)
+    assert not any("pre-tokenizer" in n for n in control), control
+    notes = await _notes_after_loading(bare, tmp_path)
+    assert [n for n in notes if "pre-tokenizer" in n] == [
+        "the model file names no pre-tokenizer this llama.cpp knows: it splits text a default "
+        "way and the model may write worse (a newer GGUF of it may fix this)"
+    ]
