@@ -37,7 +37,8 @@ def _nextn_tensors(
 
     def matrix(rows: int, cols: int) -> npt.NDArray[Any]:
         data = rng.standard_normal((rows, cols), dtype=np.float32) / np.sqrt(cols)
-        return data.astype(dtype)
+        out: npt.NDArray[Any] = data.astype(dtype)
+        return out
 
     def norm(width: int) -> npt.NDArray[np.float32]:
         return (1.0 + 0.1 * rng.standard_normal(width, dtype=np.float32)).astype(np.float32)
