@@ -6,12 +6,21 @@
   written on llama.cpp's low-level API (same model, context, prefix and token counts).
 - `batched_vs_sequential`: wall time of 3 attempts batched over the same 3 attempts one
   after another on the single-sequence backend (same tokens: greedy, same prompt).
+- `mixed_vs_separate`: wall time of 3 attempts over several turns, each tool result's
+  prefill sharing the batch with the others' decode steps, over the same run with each
+  prefill in a batch of its own (the default).
+
+Every measurement runs `--repeats` times, the runs of one repeat back to back in an order
+that rotates between repeats (the machine may be shared); each ratio is taken within a
+repeat, and the report gives the median, every repeat's value and the load average.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import statistics
 import threading
 import time
 from dataclasses import replace
@@ -26,7 +35,7 @@ from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.shared import SharedLlama
 from frogdesk.engine.template import ChatTemplate
-from frogdesk.engine.types import Finished, GenerationSettings, Message, Usage
+from frogdesk.engine.types import Finished, GenerationSettings, Message, Reply, Usage
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 
 TASK = "The test tests/test_calc.py::test_divide fails with ZeroDivisionError. Fix calc.py."
@@ -134,6 +143,86 @@ def sequential(model: Path, n: int, tokens: int, options: LlamaOptions) -> dict[
         backend.close()
 
 
+def turns(model: Path, n: int, tokens: int, options: LlamaOptions, mix: bool) -> dict[str, Any]:
+    """N attempts over three turns with a tool result after each, out of step (each attempt
+    caps its replies differently), so one's prefill comes while the others decode."""
+    shared = SharedLlama(model, n, options, mix_prefill=mix)
+    try:
+        shared.share_prefix(shared.backends[0], OPENING, tool_schemas(), True)
+        generated: dict[int, int] = {}
+
+        def attempt(i: int) -> None:
+            messages = list(OPENING)
+            generated[i] = 0
+            for turn in range(3):
+                cap = tokens // 2 + i * max(tokens // 8, 1)
+                reply = Reply()
+                for event in shared.backends[i].generate(messages, tool_schemas(), settings(cap)):
+                    reply.add(event)
+                assert reply.finish is not None
+                generated[i] += len(reply.finish.raw_tokens)
+                result = "\n".join(
+                    f"{k}. total_{i}_{turn}_{k} = add({k}, {turn})" for k in range(12)
+                )
+                messages += [Message("assistant", reply.content, reply.reasoning)]
+                messages += [Message("tool", f"calc.py\n{result}")]
+
+        started = time.perf_counter()
+        threads = [threading.Thread(target=attempt, args=(i,)) for i in range(n)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        wall = time.perf_counter() - started
+        return {
+            "mix": mix,
+            "tokens": sum(generated.values()),
+            "wall_s": wall,
+            "batches": shared.stats.batches,
+            "mixed_batches": shared.stats.mixed,
+            "evaluated": shared.stats.tokens,
+        }
+    finally:
+        shared.close()
+
+
+def one_repeat(args: argparse.Namespace, options: LlamaOptions, turn: int) -> dict[str, Any]:
+    """Every measurement once, in an order rotated by `turn`; the ratios of this repeat."""
+    jobs: list[tuple[str, Any]] = [
+        *(
+            (f"ours_{n}", lambda n=n: ours(args.model, n, args.tokens, options))
+            for n in (1, 2, 3, 4)
+        ),
+        ("raw_3", lambda: raw(args.model, 3, args.tokens, options)),
+        ("sequential_3", lambda: sequential(args.model, 3, args.tokens, options)),
+        ("separate_turns", lambda: turns(args.model, 3, args.tokens, options, False)),
+        ("mixed_turns", lambda: turns(args.model, 3, args.tokens, options, True)),
+    ]
+    shift = turn % len(jobs)
+    runs = {name: job() for name, job in jobs[shift:] + jobs[:shift]}
+    base = runs["ours_1"]["aggregate_tok_s"]
+    return {
+        "aggregate_tok_s": {str(n): runs[f"ours_{n}"]["aggregate_tok_s"] for n in (1, 2, 3, 4)},
+        "aggregate_ratio": {str(n): runs[f"ours_{n}"]["aggregate_tok_s"] / base for n in (2, 3, 4)},
+        "raw_aggregate_tok_s_3": runs["raw_3"]["aggregate_tok_s"],
+        "vs_raw": runs["ours_3"]["aggregate_tok_s"] / runs["raw_3"]["aggregate_tok_s"],
+        "batched_vs_sequential": runs["ours_3"]["wall_s"] / runs["sequential_3"]["wall_s"],
+        "mixed_vs_separate": runs["mixed_turns"]["wall_s"] / runs["separate_turns"]["wall_s"],
+        "runs": runs,
+    }
+
+
+def median_of(repeats: list[dict[str, Any]], *keys: str) -> float:
+    """The median over repeats of one (possibly nested) value."""
+    values = []
+    for one in repeats:
+        value: Any = one
+        for key in keys:
+            value = value[key]
+        values.append(float(value))
+    return statistics.median(values)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the measurements and print one JSON object."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -141,26 +230,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=64, help="tokens each attempt generates")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--n-ctx", type=int, default=2048, help="context per attempt")
+    parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="JSON only (the default output)")
     args = parser.parse_args(argv)
     options = LlamaOptions(n_ctx=args.n_ctx, n_threads=args.threads)
-    runs = {n: ours(args.model, n, args.tokens, options) for n in (1, 2, 3, 4)}
-    base = runs[1]["aggregate_tok_s"]
-    reference = raw(args.model, 3, args.tokens, options)
-    one_by_one = sequential(args.model, 3, args.tokens, options)
+    load_before = os.getloadavg()
+    repeats = [one_repeat(args, options, turn) for turn in range(args.repeats)]
+    load_after = os.getloadavg()
+    ratios = ("vs_raw", "batched_vs_sequential", "mixed_vs_separate")
     report = {
         "model": str(args.model),
         "tokens_per_attempt": args.tokens,
         "threads": options.threads,
-        "aggregate_tok_s": {str(n): r["aggregate_tok_s"] for n, r in runs.items()},
-        "aggregate_ratio": {str(n): runs[n]["aggregate_tok_s"] / base for n in (2, 3, 4)},
-        "raw_aggregate_tok_s_3": reference["aggregate_tok_s"],
-        "vs_raw": runs[3]["aggregate_tok_s"] / reference["aggregate_tok_s"],
-        "batched_wall_s_3": runs[3]["wall_s"],
-        "sequential_wall_s_3": one_by_one["wall_s"],
-        "batched_vs_sequential": runs[3]["wall_s"] / one_by_one["wall_s"],
-        "tokens": {"batched_3": runs[3]["tokens"], "sequential_3": one_by_one["tokens"]},
-        "runs": runs,
+        "repeats": args.repeats,
+        "load_average_before": load_before,
+        "load_average_after": load_after,
+        "aggregate_tok_s": {
+            str(n): median_of(repeats, "aggregate_tok_s", str(n)) for n in (1, 2, 3, 4)
+        },
+        "aggregate_ratio": {
+            str(n): median_of(repeats, "aggregate_ratio", str(n)) for n in (2, 3, 4)
+        },
+        "raw_aggregate_tok_s_3": median_of(repeats, "raw_aggregate_tok_s_3"),
+        **{name: median_of(repeats, name) for name in ratios},
+        "per_repeat": {
+            **{name: [one[name] for one in repeats] for name in ratios},
+            "aggregate_ratio": [one["aggregate_ratio"] for one in repeats],
+        },
+        "runs": [one["runs"] for one in repeats],
     }
     print(json.dumps(report, indent=2))
     return 0

@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from frogdesk.attempts.fit import AttemptsFit, fit_attempts
@@ -18,6 +19,7 @@ from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_mod
 from frogdesk.sessions.record import SessionRecord
 
 if TYPE_CHECKING:
+    from frogdesk.engine.llama.model import LlamaModel
     from frogdesk.engine.llama.shared import SharedLlama
 
 
@@ -35,31 +37,50 @@ def llama_fit(settings: Settings, model: str, n: int) -> AttemptsFit:
     )
 
 
-def open_shared(record: SessionRecord, settings: Settings, n: int) -> SharedLlama:
-    """Load the record's model once with a context of `n` sequences sized to fit memory."""
+def loaded_model(backend: Backend | None) -> LlamaModel | None:
+    """The model of `backend` when it is a loaded llama backend (attempts can use it)."""
+    if backend is None or backend.info.kind != "llama":
+        return None
+    # loads llama_cpp: only when a llama backend is already loaded
+    from frogdesk.engine.llama.backend import LlamaBackend
+
+    return backend.model if isinstance(backend, LlamaBackend) else None
+
+
+def open_shared(
+    record: SessionRecord, settings: Settings, n: int, loaded: LlamaModel | None = None
+) -> SharedLlama:
+    """The record's model with a context of `n` sequences sized to fit memory: `loaded`
+    when it is that file (nothing is loaded then), else loaded once here."""
     # loads llama_cpp: only when llama attempts start
     from frogdesk.engine.llama.shared import SharedLlama
 
     path = resolve_model_path(record.model, settings)
+    if loaded is not None and Path(loaded.path).resolve() != path.resolve():
+        loaded = None
     fit = llama_fit(settings, record.model, n)
     options = dataclasses.replace(
         settings_options(settings),
         n_ctx=fit.per_sequence,
         n_gpu_layers=max(settings.gpu_layers, 0),
     )
-    return SharedLlama(path, n, options)
+    return SharedLlama(path, n, options, model=loaded)
 
 
 @contextlib.contextmanager
 def attempt_backends(
-    n: int, on_plan: Callable[[str], None] | None = None
+    n: int,
+    on_plan: Callable[[str], None] | None = None,
+    loaded: LlamaModel | None = None,
 ) -> Iterator[BackendFactory]:
     """The backend factory for `n` attempts that run at the same time; closes what it made.
 
-    llama attempts are `n` sequences of one context on one loaded model (decoded in shared
-    batches, the opening evaluated once); `on_plan` hears the context each one gets.
-    Script and openai attempts each get a backend of their own (N concurrent requests on
-    openai). A backend loaded elsewhere in the process is never shared between attempts.
+    llama attempts are `n` sequences of one context on one model (decoded in shared
+    batches, the opening evaluated once): `loaded`, a model already in memory (the TUI's),
+    when it is the attempts' file, else one loaded here; `on_plan` hears the context each
+    one gets. Script and openai attempts each get a backend of their own (N concurrent
+    requests on openai). A backend loaded elsewhere is never handed to an attempt: only
+    its weights are shared, each attempt has its own sequence and transcript.
     """
     lock = threading.Lock()
     shared: list[SharedLlama] = []
@@ -71,7 +92,7 @@ def attempt_backends(
             return default_backend(record, settings, replies_done)
         with lock:
             if not shared:
-                shared.append(open_shared(record, settings, n))
+                shared.append(open_shared(record, settings, n, loaded))
                 if on_plan is not None:
                     on_plan(
                         f"{n} attempts on one model: {shared[0].n_ctx_seq:,} tokens of "

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 
-from frogdesk.attempts.backends import attempt_backends, llama_fit
+from frogdesk.attempts.backends import attempt_backends, llama_fit, loaded_model
 from frogdesk.attempts.check import detect_check
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.attempts.service import AttemptsSpec, choose_attempt, run_attempts
@@ -327,7 +327,8 @@ class CoreWorkbench:
         )
         if spec.backend == "llama" and n > 1:
             llama_fit(self.settings, spec.model, n)  # says which N fits before anything starts
-        with attempt_backends(n) as factory:
+        # the loaded model's weights serve the attempts too: one model in memory
+        with attempt_backends(n, loaded=loaded_model(self.backend)) as factory:
             return run_attempts(
                 self.service, attempts, backend_factory=factory, cancel=cancel, on_event=on_event
             )

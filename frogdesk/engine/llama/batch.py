@@ -5,7 +5,19 @@ Each sequence is driven by its own thread (an attempt's Leaf loop) through a
 request waits until no sequence still holds logits it has not sampled from, then the
 waiting decode steps of all generating sequences go into one batch; the prefill of a
 sequence that came back from its tools (or starts a reply) gets a batch of its own between
-them. A sequence that runs tools takes no part and holds nobody up.
+them, or, with `mix_prefill`, shares the batch with the others' decode steps. A sequence
+that runs tools takes no part and holds nobody up.
+
+Mixed batches give every sequence its own logits, as a batch of its own would: the KV cache
+has a stream per sequence, so llama.cpp splits a batch into equal-length ubatches of
+sequences with consecutive ids, and each sequence sees only its own cells. Bit for bit on
+a transformer while the sequences' lengths round to the same 256 cells (a ubatch attends
+over as many cells as its longest sequence holds, so beyond that, as in plain decode
+batches of several sequences, the rounding differs and the argmax does not); within
+float rounding on a hybrid model. The tests show both. They are not
+the default: the split puts the decode steps and the prefill's first token in one ubatch
+and the rest of the prefill in the next, the same two graph runs as two batches, so they
+save little work (bench/attempts.py measures it as `mixed_vs_separate`).
 """
 
 from __future__ import annotations
@@ -44,14 +56,18 @@ class BatchStats:
     per_sequence: dict[int, int] = field(default_factory=dict)
     widest: int = 0
     """The most sequences that shared one batch."""
+    mixed: int = 0
+    """Batches in which a prefill (several tokens of one sequence) shared the batch."""
 
 
 class BatchScheduler:
     """Gathers decode requests of several sequences into shared llama_decode calls."""
 
-    def __init__(self, context: LlamaContext, n_seq: int) -> None:
+    def __init__(self, context: LlamaContext, n_seq: int, *, mix_prefill: bool = False) -> None:
         self.context = context
         self.n_seq = n_seq
+        self.mix_prefill = mix_prefill
+        """Put a prefill into the batch of the others' decode steps, not into one of its own."""
         self.n_batch = context.n_batch
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._cond = threading.Condition()
@@ -96,21 +112,12 @@ class BatchScheduler:
             return work()
 
     def _run_batch(self) -> None:
-        """One batch: one sequence's prefill, else the next token of every generating sequence.
-
-        Several sequences' multi-token requests in one batch (or one beside single tokens)
-        gave some sequences wrong logits with this llama.cpp (non-unified KV, the batch
-        split per sequence): a prefill therefore gets a batch of its own.
+        """One batch: one sequence's prefill, else the next token of every generating sequence
+        (with `mix_prefill`: every waiting sequence, decode steps first, prefills in the room
+        left; a sequence's tokens side by side, sequences in increasing id).
         """
         batch = self._batch
-        slots: list[tuple[_Request, int, int]] = []  # request, first token index, count
-        longer = [r for r in self._waiting.values() if len(r.tokens) - r.done > 1]
-        if longer:  # first, so a sequence back from its tools is not starved by the others
-            request = longer[0]
-            count = min(len(request.tokens) - request.done, self.n_batch)
-            slots = [(request, request.done, count)]
-        else:
-            slots = [(r, r.done, 1) for r in list(self._waiting.values())[: self.n_batch]]
+        slots = self._mixed_slots() if self.mix_prefill else self._separate_slots()
         n = 0
         finishing: list[tuple[_Request, int]] = []
         for request, first, count in slots:
@@ -133,6 +140,8 @@ class BatchScheduler:
         self.stats.batches += 1
         self.stats.tokens += n
         self.stats.widest = max(self.stats.widest, len(slots))
+        if len(slots) > 1 and any(count > 1 for _, _, count in slots):
+            self.stats.mixed += 1
         for request, first, count in slots:
             self.stats.per_sequence[request.seq] = (
                 self.stats.per_sequence.get(request.seq, 0) + count
@@ -151,6 +160,26 @@ class BatchScheduler:
                 request.finished = True
                 del self._waiting[request.seq]
         self._cond.notify_all()
+
+    def _separate_slots(self) -> list[tuple[_Request, int, int]]:
+        """A prefill alone (first, so a sequence back from its tools is not starved), else
+        one token of every waiting sequence: (request, first token index, count)."""
+        longer = [r for r in self._waiting.values() if len(r.tokens) - r.done > 1]
+        if longer:
+            request = longer[0]
+            return [(request, request.done, min(len(request.tokens) - request.done, self.n_batch))]
+        return [(r, r.done, 1) for r in list(self._waiting.values())[: self.n_batch]]
+
+    def _mixed_slots(self) -> list[tuple[_Request, int, int]]:
+        """Every waiting sequence's next token, then as much of each prefill as fits."""
+        waiting = sorted(self._waiting.values(), key=lambda r: r.seq)[: self.n_batch]
+        room = self.n_batch - len(waiting)  # one token each first: nobody waits a turn
+        slots: list[tuple[_Request, int, int]] = []
+        for request in waiting:
+            extra = min(len(request.tokens) - request.done - 1, max(room, 0))
+            room -= extra
+            slots.append((request, request.done, 1 + extra))
+        return slots
 
     def close(self) -> None:
         """Free the batch (the context belongs to its owner)."""

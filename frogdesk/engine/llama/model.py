@@ -6,7 +6,7 @@ import ctypes
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import llama_cpp
 
@@ -53,6 +53,9 @@ def _number(value: Any) -> float | None:
 class LlamaModel:
     """Model weights and vocabulary; contexts are made from it (see `context`)."""
 
+    loads: ClassVar[int] = 0
+    """Models this process has loaded from their files (each holds its own weights)."""
+
     def __init__(
         self,
         path: Path,
@@ -89,6 +92,7 @@ class LlamaModel:
         if not model:
             raise self._load_failure(self.log.since(mark))
         self._model: Any = model
+        LlamaModel.loads += 1
         self.vocab: Any = llama_cpp.llama_model_get_vocab(model)
         self.n_vocab = int(llama_cpp.llama_vocab_n_tokens(self.vocab))
         self.is_hybrid = bool(llama_cpp.llama_model_is_hybrid(model))

@@ -30,14 +30,33 @@ from frogdesk.engine.types import EngineEvent, GenerationSettings, Message, Tool
 
 
 class SharedLlama:
-    """One model and one context of `n_seq` sequences, handed out as N backends."""
+    """One model and one context of `n_seq` sequences, handed out as N backends.
 
-    def __init__(self, model_path: Path, n_seq: int, options: LlamaOptions) -> None:
+    The model may be one a session already has loaded: its context stays, the shared one
+    is made beside it (the weights are read, never written, by both).
+    """
+
+    def __init__(
+        self,
+        model_path: Path,
+        n_seq: int,
+        options: LlamaOptions,
+        *,
+        model: LlamaModel | None = None,
+        mix_prefill: bool = False,
+    ) -> None:
+        """Load `model_path` (or use `model`, already loaded from it, which stays its
+        owner's: closing this leaves it loaded) and make a context of `n_seq` sequences."""
         # drafting verifies several rows of one sequence: the shared batches take one row each
         options = replace(options, speculative=False)
         self.options = options
-        self.log = LlamaLogCapture(verbose=options.verbose)
-        self.model = LlamaModel(Path(model_path), options, log=self.log)
+        self._owns_model = model is None
+        if model is None:
+            self.log = LlamaLogCapture(verbose=options.verbose)
+            self.model = LlamaModel(Path(model_path), options, log=self.log)
+        else:
+            self.log = model.log
+            self.model = model
         try:
             per_seq = options.n_ctx
             if self.model.n_ctx_train > 0:
@@ -47,11 +66,12 @@ class SharedLlama:
             self.template = model_template(self.model, Path(model_path))
             self.closing = reply_closing(self.template)
         except BaseException:
-            self.model.close()
+            if self._owns_model:
+                self.model.close()
             raise
         self.n_seq = n_seq
         self.n_ctx_seq = int(llama_cpp.llama_n_ctx_seq(self.context.handle))
-        self.scheduler = BatchScheduler(self.context, n_seq)
+        self.scheduler = BatchScheduler(self.context, n_seq, mix_prefill=mix_prefill)
         self.backends = [SequenceBackend(self, seq) for seq in range(n_seq)]
         self.prefix_evaluated = 0
         """Tokens the shared opening took to evaluate (once, for every sequence)."""
@@ -96,11 +116,12 @@ class SharedLlama:
                 other.adopt(copy.deepcopy(owner.transcript))
 
     def close(self) -> None:
-        """Free the context and the model."""
+        """Free the context, and the model when it was loaded here."""
         self.scheduler.close()
         self.context.close()
-        self.model.close()
-        self.log.uninstall()
+        if self._owns_model:
+            self.model.close()
+            self.log.uninstall()
 
 
 class SequenceBackend(LlamaBackend):
