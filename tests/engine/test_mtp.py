@@ -19,7 +19,7 @@ from frogdesk.engine.llama.mtp import mtp_unavailable
 from frogdesk.engine.llama.nextn import load_nextn, nextn_layers
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.types import GenerationSettings, Message, Reply
-from tests.engine.test_speculative import START, replay_logits
+from tests.engine.test_speculative import READ_TOOL, START, replay_logits
 
 pytestmark = pytest.mark.llama
 
@@ -59,8 +59,9 @@ class AlwaysVerifyChoice(DrafterChoice):
 
 def generate(backend: LlamaBackend, messages: list[Message], **kw: object) -> Reply:
     out = Reply()
+    tools = kw.pop("tools", [])
     settings = GenerationSettings(**{"max_tokens": 32, "temperature": 0.0, "seed": 1, **kw})  # type: ignore[arg-type]
-    for event in backend.generate(messages, [], settings):
+    for event in backend.generate(messages, tools, settings):  # type: ignore[arg-type]
         out.add(event)
     assert out.finish is not None and out.usage is not None
     return out
@@ -102,14 +103,32 @@ def test_the_nextn_symbols_are_found_and_a_missing_one_is_named() -> None:
     assert isinstance(reason, str) and "set_embeddings_nextn" in reason
 
 
+SETTINGS = {
+    "greedy": {},
+    "sampled": {"temperature": 0.6, "seed": 9},
+    "forced tool call": {
+        "tools": [READ_TOOL],
+        "tool_choice": "required",
+        "enable_thinking": False,
+        "max_tokens": 48,
+    },
+}
+
+
+@pytest.mark.parametrize("kind", list(SETTINGS))
 def test_mtp_drafts_are_verified_and_the_output_is_the_models_own(
-    mtp_backend: LlamaBackend, mtp_gguf: Path
+    mtp_backend: LlamaBackend, mtp_gguf: Path, kind: str
 ) -> None:
-    """Every MTP proposal verified: the same greedy tokens as without drafting, no trace left."""
+    """Every MTP proposal verified: the same tokens as without drafting, no trace left.
+
+    Greedy, sampled (the sampler draws once per emitted token, as without drafting) and
+    under the tool-call grammar (a drafted token the grammar refuses is a rejected draft).
+    """
     assert mtp_backend.mtp_status == "on" and mtp_backend.mtp is not None
-    reference = reference_tokens(mtp_gguf, START)
+    kw = SETTINGS[kind]
+    reference = reference_tokens(mtp_gguf, START, **kw)
     mtp_backend.drafter, mtp_backend.draft_policy = mtp_backend.mtp, AlwaysVerify()
-    r = generate(mtp_backend, START)
+    r = generate(mtp_backend, START, **kw)
     assert r.usage is not None
     assert r.usage.drafted_tokens > 0, "the MTP head proposed tokens and they were verified"
     assert mtp_backend.last_drafts.by_drafter["mtp"][0] == r.usage.drafted_tokens
@@ -118,6 +137,8 @@ def test_mtp_drafts_are_verified_and_the_output_is_the_models_own(
     assert list(mtp_backend.transcript.tokens[r.usage.prompt_tokens :]) == reference
     ours = np.array(mtp_backend.last_logits())
     assert np.abs(ours - replay_logits(mtp_backend)).max() == 0.0
+    if kind == "forced tool call":
+        assert r.finish is not None and r.finish.raw_text.lstrip().startswith("<tool_call>")
 
 
 def test_after_rejected_drafts_the_head_drafts_as_after_a_clean_prefill(
