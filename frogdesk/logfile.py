@@ -21,6 +21,7 @@ LIBRARY_LOGGERS = (
     "httpx2",
     "filelock",
     "py.warnings",
+    "frogdesk.notice",
 )
 """Loggers whose records go to the log file only (llama.cpp's lines arrive as frogdesk.llama)."""
 _MAX_BYTES = 4 << 20
@@ -52,6 +53,7 @@ def _mb(text: str) -> str:
 
 
 NOTABLE: tuple[_Notable, ...] = (
+    _Notable("frogdesk.notice", re.compile(r".+", re.DOTALL), lambda m: m[0]),
     _Notable(
         "frogdesk.llama",
         re.compile(r"n_ctx_seq \((?P<asked>\d+)\) > n_ctx_train \((?P<trained>\d+)\)"),
@@ -107,6 +109,11 @@ NOTABLE: tuple[_Notable, ...] = (
 )
 """The library lines lifted out of the log file (llama.cpp's arrive as frogdesk.llama; Python
 warnings as py.warnings). Everything else stays in the file."""
+
+
+def say_notice(text: str) -> None:
+    """A notice of FrogDesk's own, said like the library ones (and kept in the log file)."""
+    logging.getLogger("frogdesk.notice").warning(text)
 
 
 def notice_for(logger: str, message: str) -> str | None:

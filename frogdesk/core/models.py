@@ -10,6 +10,7 @@ from typing import Any
 from frogdesk.config import Settings
 from frogdesk.engine.backends import make_backend
 from frogdesk.engine.types import Backend
+from frogdesk.logfile import say_notice
 from frogdesk.models.catalog import CatalogRow
 from frogdesk.models.download import Progress
 from frogdesk.paths import AppPaths
@@ -38,5 +39,12 @@ def load_backend(
     settings: Settings, path: Path, progress: Callable[[float], None] | None = None
 ) -> Backend:
     """Load the GGUF at `path` on llama.cpp with the settings (blocking, seconds); `progress`
-    hears the fraction loaded."""
-    return make_backend(settings, model_path=path, progress=progress)
+    hears the fraction loaded. A context cut to what the model was trained for is said."""
+    backend = make_backend(settings, model_path=path, progress=progress)
+    held = backend.info.context_size
+    if 0 < held < settings.context_size:
+        say_notice(
+            f"{path.name} was trained on {held:,} tokens of context: FrogDesk uses {held:,}, "
+            f"not the {settings.context_size:,} that context_size asks"
+        )
+    return backend

@@ -140,3 +140,21 @@ def test_llama_cpp_warning_about_a_context_past_training_is_said(
         f"the model was trained on {trained:,} tokens of context and is given {trained * 2:,}: "
         f"past {trained:,} tokens its answers may fall apart"
     ]
+
+
+@pytest.mark.llama
+def test_a_context_cut_to_the_training_context_is_said(heard: list[str], qwen35_gguf: Path) -> None:
+    from frogdesk.config import Settings
+    from frogdesk.core.models import load_backend
+    from frogdesk.models.gguf_info import inspect_gguf
+
+    trained = inspect_gguf(qwen35_gguf).context_length
+    load_backend(Settings(context_size=trained // 2), qwen35_gguf).close()
+    assert heard == []  # control: a context the model holds is used as asked
+    backend = load_backend(Settings(context_size=trained * 2), qwen35_gguf)
+    assert backend.info.context_size == trained
+    backend.close()
+    assert heard == [
+        f"{qwen35_gguf.name} was trained on {trained:,} tokens of context: FrogDesk uses "
+        f"{trained:,}, not the {trained * 2:,} that context_size asks"
+    ]
