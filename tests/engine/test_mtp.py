@@ -243,6 +243,7 @@ def test_the_choice_prefers_the_drafter_that_was_right() -> None:
     class Fixed:
         def __init__(self, name: str, guess: int) -> None:
             self.name, self.guess = name, guess
+            self.max_draft = 16
 
         def propose(self, tokens: Sequence[int], limit: int) -> list[int]:
             return [self.guess] * limit
@@ -260,3 +261,6 @@ def test_the_choice_prefers_the_drafter_that_was_right() -> None:
     assert choice.name == "right"
     assert choice.acceptance_of("right") > 0.9
     assert choice.acceptance_of("wrong") < 0.5  # below the prior: it was scored wrong
+    assert len(choice.propose(tokens, 8)) > 1
+    right.max_draft = 1  # a drafter's own cap is kept
+    assert choice.propose(tokens, 8) == [7]

@@ -31,7 +31,10 @@ class _Pending:
 
 
 class DrafterChoice(DraftPolicy):
-    """A Drafter and a DraftPolicy at once: pass it as both to `ReplyRun`."""
+    """A Drafter and a DraftPolicy at once: pass it as both to `ReplyRun`.
+
+    A drafter with a `max_draft` attribute is never asked for more tokens than that.
+    """
 
     def __init__(
         self,
@@ -103,7 +106,7 @@ class DrafterChoice(DraftPolicy):
         ranked = sorted(self.drafters, key=lambda d: self._scores[d.name].acceptance, reverse=True)
         for drafter in ranked:
             self.name = drafter.name
-            want = self.length(limit)
+            want = self.length(min(limit, getattr(drafter, "max_draft", limit)))
             if want == 0:
                 self._skipped[drafter.name] += 1
                 if self._skipped[drafter.name] < RETRY_EVERY:

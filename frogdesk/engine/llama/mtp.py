@@ -54,6 +54,8 @@ class MtpDrafter:
     """Proposes tokens with the NextN head, in a draft context kept in step with the target."""
 
     name = "mtp"
+    max_draft = MTP_MAX_DRAFT
+    """The most tokens one proposal holds."""
 
     def __init__(self, model: LlamaModel, target: LlamaContext, options: LlamaOptions) -> None:
         """Make the draft context and start following `target` (check `mtp_unavailable` first).
@@ -183,7 +185,7 @@ class MtpDrafter:
         ctypes.memmove(hidden, before, ctypes.sizeof(hidden))
         llama_cpp.llama_memory_seq_rm(self._mem, SEQ, pos, -1)
         token, out = tokens[-1], []
-        for step in range(min(limit, MTP_MAX_DRAFT)):
+        for step in range(min(limit, self.max_draft)):
             llama_cpp.llama_batch_ext_clear(self._batch)
             try:
                 self._add(token, pos + step, hidden, True)
