@@ -92,15 +92,34 @@ def test_the_generated_gguf_loads_with_and_without_its_mtp_block(mtp_gguf: Path)
             model.close()
 
 
+class NoSymbols:
+    """A shared library that exports nothing."""
+
+    def __getattr__(self, name: str) -> object:
+        raise AttributeError(name)
+
+
 def test_the_nextn_symbols_are_found_and_a_missing_one_is_named() -> None:
     assert not isinstance(load_nextn(), str)
-
-    class NoSymbols:
-        def __getattr__(self, name: str) -> object:
-            raise AttributeError(name)
-
     reason = load_nextn(NoSymbols())
     assert isinstance(reason, str) and "set_embeddings_nextn" in reason
+
+
+def test_without_the_nextn_calls_the_mtp_gguf_drafts_without_mtp(
+    mtp_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A libllama without the NextN symbols: MTP off with the reason, the model still replies."""
+    import frogdesk.engine.llama.mtp as mtp_module
+
+    monkeypatch.setattr(mtp_module, "load_nextn", lambda: load_nextn(NoSymbols()))
+    b = LlamaBackend(mtp_gguf, OPTIONS)
+    try:
+        assert b.mtp is None and not isinstance(b.drafter, DrafterChoice)
+        assert b.mtp_status.startswith("off: libllama has no set_embeddings_nextn")
+        r = generate(b, START, max_tokens=8)
+        assert r.finish is not None and r.finish.reason in ("stop", "length")
+    finally:
+        b.close()
 
 
 SETTINGS = {
