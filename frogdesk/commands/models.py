@@ -232,7 +232,7 @@ def load_options(settings: Settings) -> dict[str, Any]:
         "flash_attn": options.flash_attn,
         "kv_cache_type": options.kv_cache_type,
         "n_batch": options.n_batch,
-        "n_ubatch": options.n_batch,
+        "n_ubatch": min(options.n_ubatch, options.n_batch),
         "n_threads": options.threads,
         "cpu_repack_types": sorted(cpu_repack_types()),
     }

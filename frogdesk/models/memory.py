@@ -49,8 +49,8 @@ class Estimate:
     compute: int
     output: int
     repack: int = 0
-    """The `CPU_REPACK` copy of the weights llama.cpp repacks for this CPU, allocated beside
-    the weights themselves (llama.cpp reports both, mapped or read)."""
+    """The `CPU_REPACK` copy of the weights llama.cpp repacks for this CPU: beside the whole
+    mapped file, or instead of those tensors' part of a file that is read."""
 
     @property
     def total(self) -> int:
@@ -102,9 +102,14 @@ def estimate(
     flash_attn: bool = False,
     *,
     repack_types: frozenset[str] | None = None,
+    use_mmap: bool = True,
 ) -> Estimate:
     """Weights + KV cache of the full-attention layers + recurrent state + compute + output
-    buffers, + the copy of the weights llama.cpp repacks for the CPU."""
+    buffers, + the copy of the weights llama.cpp repacks for the CPU.
+
+    Mapped (`use_mmap`), the whole file is a buffer beside the repacked copy; read, the
+    repacked tensors are read straight into their copy and the plain buffer holds the rest.
+    """
     ctx = _padded(min(context, info.context_length) if info.context_length else context)
     per_elem = KV_TYPE_BYTES.get(kv_type)
     if per_elem is None:
@@ -114,14 +119,15 @@ def estimate(
     kv_per_token = (
         info.full_attention_layers * info.head_count_kv * (info.key_length + info.value_length)
     )
+    repack = repack_bytes(info, repack_types)
     return Estimate(
         context=ctx,
-        weights=info.tensor_bytes,
+        weights=info.tensor_bytes if use_mmap else info.tensor_bytes - repack,
         kv_cache=int(kv_per_token * per_elem * ctx),
         recurrent_state=recurrent_state_bytes(info),
         compute=compute_bytes(info, ctx, ubatch, flash_attn),
         output=info.vocab_size * 4,
-        repack=repack_bytes(info, repack_types),
+        repack=repack,
     )
 
 

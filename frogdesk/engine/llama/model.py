@@ -75,7 +75,10 @@ class LlamaModel:
         params = llama_cpp.llama_model_default_params()
         options = options or LlamaOptions()
         params.n_gpu_layers = options.n_gpu_layers
-        params.use_mmap = options.use_mmap
+        # this llama.cpp has no use_mmap field (a ctypes Structure ignores unknown names)
+        params.load_mode = (
+            llama_cpp.LLAMA_LOAD_MODE_MMAP if options.use_mmap else llama_cpp.LLAMA_LOAD_MODE_NONE
+        )
         self.mtp_loaded = (
             load_mtp
             and nextn_layers(self.header) > 0

@@ -23,7 +23,10 @@ class LlamaOptions:
     seed: int | None = None
     """Default seed for replies whose settings give none."""
     n_batch: int = 512
-    """Tokens per llama_decode call in prefill (also the micro-batch size)."""
+    """Tokens per llama_decode call in prefill."""
+    n_ubatch: int = 512
+    """Tokens llama.cpp computes at once inside a call (at most `n_batch`); sizes the
+    compute buffer."""
     use_mmap: bool = True
     """Map the file instead of reading it (weights llama.cpp repacks for the CPU then exist
     twice: mapped and repacked)."""
