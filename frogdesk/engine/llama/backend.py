@@ -99,7 +99,9 @@ class LlamaBackend:
         self.sequence = LlamaSequence(
             self.model, self.context, self.transcript, max_snapshots=self.options.max_snapshots
         )
-        self.drafter: Drafter = NgramDrafter()
+        self.ngram = NgramDrafter()
+        """Drafts from the conversation's own tokens (alone, or beside the MTP head)."""
+        self.drafter: Drafter = self.ngram
         self.draft_policy: DraftPolicy = DraftPolicy(rollback_redecodes=True)
         """Acceptance and batch costs measured so far (kept across replies)."""
         self.last_drafts = DraftStats()
@@ -122,7 +124,7 @@ class LlamaBackend:
         if self.mtp is None:
             self.mtp_status = f"off: {reason}"
         else:
-            choice = DrafterChoice([self.drafter, self.mtp], rollback_redecodes=True)
+            choice = DrafterChoice([self.ngram, self.mtp], rollback_redecodes=True)
             self.drafter, self.draft_policy = choice, choice
             self.mtp_status = "on"
         _FILE_LOG.info("MTP drafting %s", self.mtp_status)
