@@ -1,4 +1,5 @@
-"""Benchmark: listing a repo with the Hub unreachable, FrogDesk against huggingface_hub's own listing (ratio)."""
+"""Benchmark: listing a repo with the Hub unreachable, FrogDesk (the `models list` listing and
+the quant switch's) against huggingface_hub's own listing (ratio)."""
 
 from __future__ import annotations
 
@@ -74,11 +75,15 @@ def main() -> int:
     hf_logger.handlers[:] = [logging.NullHandler()]
     hf_logger.propagate = False
 
+    from frogdesk.config import Settings
+    from frogdesk.core.chooser import remote_choices
     from frogdesk.models.hub import list_repo
     from frogdesk.models.hub_http import RetryPolicy
+    from frogdesk.paths import AppPaths
 
     results: dict[str, object] = {}
     with refused_endpoint() as refused, tempfile.TemporaryDirectory() as tmp:
+        os.environ["FROGDESK_HOME"] = tmp  # the switch also lists the disk: an empty one
         for case, endpoint in (
             ("unresolvable", "http://frogdesk-bench.invalid"),
             ("refused", refused),
@@ -88,9 +93,16 @@ def main() -> int:
                     REPO, endpoint=e, cache_dir=Path(tmp), retry=RetryPolicy()
                 )
             )
+            switch, switch_tries = timed(
+                lambda e=endpoint: remote_choices(  # type: ignore[misc]
+                    Settings(hf_endpoint=e), AppPaths.default(), REPO, retry=RetryPolicy()
+                )
+            )
             row: dict[str, object] = {
                 "frogdesk_seconds": round(ours, 3),
                 "frogdesk_connection_attempts": our_tries,
+                "frogdesk_switch_seconds": round(switch, 3),
+                "frogdesk_switch_connection_attempts": switch_tries,
             }
             if not args.skip_reference:
                 theirs, their_tries = timed(
@@ -100,6 +112,7 @@ def main() -> int:
                 )
                 row["huggingface_hub_seconds"] = round(theirs, 3)
                 row["frogdesk_over_huggingface_hub"] = round(ours / theirs, 4)
+                row["frogdesk_switch_over_huggingface_hub"] = round(switch / theirs, 4)
                 row["huggingface_hub_connection_attempts"] = their_tries
             results[case] = row
     print(json.dumps(results, indent=2))
