@@ -8,7 +8,8 @@
   after another on the single-sequence backend (same tokens: greedy, same prompt).
 - `mixed_vs_separate`: wall time of 3 attempts over several turns, each tool result's
   prefill sharing the batch with the others' decode steps, over the same run with each
-  prefill in a batch of its own (the default).
+  prefill in a batch of its own (the default); `raw_mixed_vs_two_batches` the same on
+  llama.cpp's low-level API for one 128-token prefill beside two decode steps.
 
 Every measurement runs `--repeats` times, the runs of one repeat back to back in an order
 that rotates between repeats (the machine may be shared); each ratio is taken within a
@@ -186,6 +187,58 @@ def turns(model: Path, n: int, tokens: int, options: LlamaOptions, mix: bool) ->
         shared.close()
 
 
+def raw_mixing(model_path: Path, options: LlamaOptions, pairs: int) -> dict[str, Any]:
+    """Low-level: one batch of two sequences' decode steps and a third's 128-token prefill,
+    against the prefill's batch and then the decode steps' batch; `pairs` of each, side by
+    side. Sequence 3 keeps the opening to reset the others from between runs."""
+    model = LlamaModel(model_path, options)
+    context = LlamaContext(model, replace(options, n_ctx=options.n_ctx * 4), 4)
+    batch = llama_cpp.llama_batch_init(context.n_batch, 0, 1)
+    try:
+        template = ChatTemplate(model.chat_template() or "")
+        text = template.render(OPENING, tool_schemas(), add_generation_prompt=True)
+        prompt = model.tokenize(text, add_special=model.add_bos)
+        observation = (model.tokenize(" total = add(1, 2)") * 64)[:128]
+        handle, mem, p = context.handle, llama_cpp.llama_get_memory(context.handle), len(prompt)
+        context.decode(prompt, 0)
+        llama_cpp.llama_memory_seq_cp(mem, 0, 3, -1, -1)
+
+        def reset() -> None:
+            for seq in range(3):
+                llama_cpp.llama_memory_seq_rm(mem, seq, -1, -1)
+                llama_cpp.llama_memory_seq_cp(mem, 3, seq, -1, -1)
+
+        def run(entries: list[tuple[int, list[int]]]) -> None:
+            n = 0
+            for seq, tokens in entries:
+                for i, token in enumerate(tokens):
+                    batch.token[n], batch.pos[n], batch.n_seq_id[n] = token, p + i, 1
+                    batch.seq_id[n][0] = seq
+                    batch.logits[n] = i == len(tokens) - 1
+                    n += 1
+            batch.n_tokens = n
+            if llama_cpp.llama_decode(handle, batch) != 0:
+                raise RuntimeError("llama_decode failed")
+
+        decodes = [(0, [42]), (1, [99])]
+        ratios = []
+        for _ in range(pairs):
+            reset()
+            started = time.perf_counter()
+            run([*decodes, (2, observation)])
+            mixed = time.perf_counter() - started
+            reset()
+            started = time.perf_counter()
+            run([(2, observation)])
+            run(decodes)
+            ratios.append(mixed / (time.perf_counter() - started))
+        return {"mixed_over_two_batches": statistics.median(ratios), "pairs": ratios}
+    finally:
+        llama_cpp.llama_batch_free(batch)
+        context.close()
+        model.close()
+
+
 def one_repeat(args: argparse.Namespace, options: LlamaOptions, turn: int) -> dict[str, Any]:
     """Every measurement once, in an order rotated by `turn`; the ratios of this repeat."""
     jobs: list[tuple[str, Any]] = [
@@ -197,6 +250,7 @@ def one_repeat(args: argparse.Namespace, options: LlamaOptions, turn: int) -> di
         ("sequential_3", lambda: sequential(args.model, 3, args.tokens, options)),
         ("separate_turns", lambda: turns(args.model, 3, args.tokens, options, False)),
         ("mixed_turns", lambda: turns(args.model, 3, args.tokens, options, True)),
+        ("raw_mixing", lambda: raw_mixing(args.model, options, 5)),
     ]
     shift = turn % len(jobs)
     runs = {name: job() for name, job in jobs[shift:] + jobs[:shift]}
@@ -208,6 +262,7 @@ def one_repeat(args: argparse.Namespace, options: LlamaOptions, turn: int) -> di
         "vs_raw": runs["ours_3"]["aggregate_tok_s"] / runs["raw_3"]["aggregate_tok_s"],
         "batched_vs_sequential": runs["ours_3"]["wall_s"] / runs["sequential_3"]["wall_s"],
         "mixed_vs_separate": runs["mixed_turns"]["wall_s"] / runs["separate_turns"]["wall_s"],
+        "raw_mixed_vs_two_batches": runs["raw_mixing"]["mixed_over_two_batches"],
         "runs": runs,
     }
 
@@ -237,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = os.getloadavg()
     repeats = [one_repeat(args, options, turn) for turn in range(args.repeats)]
     load_after = os.getloadavg()
-    ratios = ("vs_raw", "batched_vs_sequential", "mixed_vs_separate")
+    ratios = ("vs_raw", "batched_vs_sequential", "mixed_vs_separate", "raw_mixed_vs_two_batches")
     report = {
         "model": str(args.model),
         "tokens_per_attempt": args.tokens,
