@@ -16,6 +16,7 @@ from frogdesk.models.hub import offline_requested
 from frogdesk.models.local import hf_cache_dir
 from frogdesk.paths import AppPaths
 from frogdesk.sandbox.levels import detect
+from frogdesk.sizes import gib
 
 PACKAGES = (
     "llama-cpp-python",
@@ -186,10 +187,6 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
     )
 
 
-def _gib(n: int) -> str:
-    return f"{n / 2**30:.1f} GiB"
-
-
 def format_text(report: DoctorReport) -> str:
     """The report as aligned lines for a terminal."""
     llama = report.llama
@@ -199,7 +196,7 @@ def format_text(report: DoctorReport) -> str:
     else:
         llama_line = f"llama.cpp        unavailable: {llama.get('error')}"
     gpu_lines = [
-        f"gpu              {g['name']}: {_gib(g['free'])} free of {_gib(g['total'])}"
+        f"gpu              {g['name']}: {gib(g['free'])} free of {gib(g['total'])}"
         for g in report.gpus
     ] or ["gpu              none found"]
     hub = report.hub
@@ -215,7 +212,7 @@ def format_text(report: DoctorReport) -> str:
         "packages         " + ", ".join(f"{k} {v}" for k, v in report.packages.items()),
         llama_line,
         f"cpu              {report.cpu['physical']} physical cores, {report.cpu['logical']} threads",
-        f"memory           {_gib(report.memory['available'])} available of {_gib(report.memory['total'])}",
+        f"memory           {gib(report.memory['available'])} available of {gib(report.memory['total'])}",
         *gpu_lines,
         f"sandbox          {report.sandbox['level']}: {report.sandbox['reason']}",
         f"config           {report.paths['config_file']} ({'exists' if report.config['exists'] else 'not created yet'}, {config_state})",

@@ -1,4 +1,5 @@
-"""Byte counts for people: file sizes in decimal units as the Hub shows them, memory in GiB."""
+"""Byte counts for people, the one place they are formatted: file, download and disk sizes in
+decimal units as the Hub shows them, memory (RAM, VRAM, address space) in binary units."""
 
 from __future__ import annotations
 
@@ -15,3 +16,8 @@ def human_bytes(n: float) -> str:
 def gib(n: float) -> str:
     """An amount of memory in binary gigabytes (3.50 GiB), as RAM and VRAM are sold."""
     return f"{n / 2**30:.2f} GiB"
+
+
+def memory_size(n: float) -> str:
+    """An amount of memory in binary units: GiB from one GiB up (3.50 GiB), MiB below (96 MiB)."""
+    return gib(n) if abs(n) >= 2**30 else f"{n / 2**20:.0f} MiB"

@@ -17,6 +17,7 @@ from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import CONTEXT_PAD, largest_context, plan
 from frogdesk.models.system_memory import available_memory
+from frogdesk.sizes import gib
 
 FALLBACK_CONTEXT = 8192
 """Context size used when the memory plan cannot read the model (the load then reports why)."""
@@ -58,8 +59,7 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
             smallest = plan(info, CONTEXT_PAD, memory, settings.kv_cache_type, settings.flash_attn)
             raise BackendError(
                 f"not enough memory to load {model_path.name}: it needs about "
-                f"{smallest.estimate.total / 2**30:.2f} GiB, "
-                f"{memory.ram_free / 2**30:.2f} GiB free; "
+                f"{gib(smallest.estimate.total)}, {gib(memory.ram_free)} free; "
                 "try a smaller quant or a smaller context, or free some memory"
             )
     if gpu_layers < 0:

@@ -22,6 +22,7 @@ from frogdesk.durable import publish
 from frogdesk.errors import DiskFullError
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub_http import open_url
+from frogdesk.sizes import human_bytes
 
 __all__ = ["DiskFullError"]  # raised here for a full disk; the partial file is deleted
 
@@ -254,8 +255,8 @@ def _fetch_into(
     if expected.size - have > free:
         _discard(partial)
         raise DiskFullError(
-            f"{name}: needs {(expected.size - have) / 2**30:.2f} GiB more, "
-            f"{free / 2**30:.2f} GiB free on {partial.parent}"
+            f"{name}: needs {human_bytes(expected.size - have)} more, "
+            f"{human_bytes(free)} free on {partial.parent}"
         )
     report = _Reporter(name, expected.size, have, progress)
     if have < expected.size:
@@ -322,7 +323,7 @@ def _copy(
             if limits.min_rate and window_bytes < limits.min_rate * (now - window_start):
                 raise DownloadStalled(
                     f"{name}: stalled at {have} of {total} bytes ({window_bytes} bytes in the "
-                    f"last {now - window_start:.0f} s, below the minimum {limits.min_rate:g} B/s); "
+                    f"last {now - window_start:.0f} s, below the minimum {human_bytes(limits.min_rate)}/s); "
                     "the partial is kept, run again to resume"
                 )
             window_start, window_bytes = now, 0

@@ -17,6 +17,7 @@ from typing import IO, Any
 from urllib.parse import urljoin, urlsplit
 
 from frogdesk.models.errors import ModelError
+from frogdesk.sizes import memory_size
 
 MAX_JSON_BYTES = 32 << 20
 """Largest API reply read whole (a listing page of a huge repo is a few MB)."""
@@ -116,7 +117,7 @@ def get_json(url: str, *, token: str | None, timeout: float = 10.0) -> tuple[Any
         headers = response.headers
     if len(body) > MAX_JSON_BYTES:
         raise HubRequestError(
-            f"{host} sent a reply over {MAX_JSON_BYTES >> 20} MiB; refused", lasting=True
+            f"{host} sent a reply over {memory_size(MAX_JSON_BYTES)}; refused", lasting=True
         )
     try:
         return json.loads(body), headers

@@ -8,6 +8,7 @@ from typing import Literal
 
 from frogdesk.models.gguf_info import GgufInfo
 from frogdesk.models.system_memory import MemoryAvailable
+from frogdesk.sizes import gib
 from frogdesk.system import cpu_flags
 
 KV_TYPE_BYTES = {"f16": 2.0, "bf16": 2.0, "f32": 4.0, "q8_0": 34 / 32, "q4_0": 18 / 32}
@@ -187,11 +188,7 @@ def plan(
             note = f"{count} of {layers} layers on the GPU, the rest on the CPU"
             return Plan(est, "some", count, fits, ram_needed, used + fixed, note)
     fits = est.total <= ram_budget
-    note = (
-        "CPU only"
-        if fits
-        else (f"needs {est.total / 2**30:.2f} GiB, {memory.ram_free / 2**30:.2f} GiB of RAM free")
-    )
+    note = "CPU only" if fits else f"needs {gib(est.total)}, {gib(memory.ram_free)} of RAM free"
     return Plan(est, "none", 0, fits, est.total, 0, note)
 
 

@@ -17,16 +17,13 @@ from frogdesk.engine.llama.gguf import GgufHeader, check_loadable
 from frogdesk.errors import FrogDeskError
 from frogdesk.models.gguf_info import GgufInfo, architecture_dims
 from frogdesk.models.memory import CONTEXT_PAD, estimate, largest_fitting
+from frogdesk.sizes import memory_size
 
 BASE_RESERVE = 96 * 2**20
 """Address space kept for Python, the sampler and llama.cpp's small allocations."""
 DEFAULT_STACK = 8 * 2**20
 """Thread stack size assumed when RLIMIT_STACK is unlimited."""
 PROC_STATUS = Path("/proc/self/status")
-
-
-def _size(n: int) -> str:
-    return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 
 
 @dataclass(frozen=True)
@@ -41,7 +38,7 @@ class Shortfall:
         """One line for the user."""
         return (
             f"not enough memory to load {self.name}: it needs about "
-            f"{_size(self.needed)}, {_size(max(self.room, 0))} free "
+            f"{memory_size(self.needed)}, {memory_size(max(self.room, 0))} free "
             "under this process's memory limit (ulimit -v); "
             "try a smaller quant or a smaller context"
         )
