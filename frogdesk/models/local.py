@@ -112,6 +112,19 @@ def all_local(models_dir: Path, cache_dir: Path | None = None) -> list[LocalMode
     return frogdesk_models(models_dir) + hf_cache_models(cache_dir)
 
 
+def check_loadable(path: Path) -> Path:
+    """A local file FrogDesk may load: it exists, is a GGUF, and is not a vision projector."""
+    if not path.is_file():
+        raise ModelError(f"{path}: no such file")
+    if not is_gguf(path):
+        raise ModelError(f"{path}: not a GGUF file (no GGUF magic at its start)")
+    if "mmproj" in path.name.lower():
+        raise ModelError(
+            f"{path.name} is a vision projector: vision is unsupported, FrogDesk does not load it"
+        )
+    return path
+
+
 def is_gguf(path: Path) -> bool:
     """The file starts with the GGUF magic."""
     try:
@@ -123,15 +136,7 @@ def is_gguf(path: Path) -> bool:
 
 def import_model(source: Path, models_dir: Path, copy: bool = False) -> Path:
     """Make a local GGUF known to FrogDesk: a symlink (or a copy) under models_dir/imported."""
-    source = source.expanduser().resolve()
-    if not source.is_file():
-        raise ModelError(f"{source}: no such file")
-    if not is_gguf(source):
-        raise ModelError(f"{source}: not a GGUF file (no GGUF magic at its start)")
-    if "mmproj" in source.name.lower():
-        raise ModelError(
-            f"{source.name}: a vision projector; vision is unsupported, so it is not imported"
-        )
+    source = check_loadable(source.expanduser().resolve())
     parts = split_parts(source)
     missing = [p for p in parts if not p.is_file()]
     if missing:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.models.errors import ModelError
-from frogdesk.models.local import LocalModel, all_local, is_gguf
+from frogdesk.models.local import LocalModel, all_local
+from frogdesk.models.local import check_loadable as check_loadable  # where the faces look for it
 from frogdesk.models.spec import ModelGroup, ModelSpec, parse_spec, pick_group
 from frogdesk.paths import AppPaths
 
@@ -24,19 +25,6 @@ def find_local(
     except ModelError:
         return None
     return candidates[groups.index(chosen)]
-
-
-def check_loadable(path: Path) -> Path:
-    """A local file FrogDesk may load: it exists, is a GGUF, and is not a vision projector."""
-    if not path.is_file():
-        raise ModelError(f"{path}: no such file")
-    if not is_gguf(path):
-        raise ModelError(f"{path}: not a GGUF file (no GGUF magic at its start)")
-    if "mmproj" in path.name.lower():
-        raise ModelError(
-            f"{path.name} is a vision projector: vision is unsupported, FrogDesk does not load it"
-        )
-    return path
 
 
 def resolve_local(
