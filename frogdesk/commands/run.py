@@ -1,4 +1,8 @@
-"""`frogdesk run`: one whole session headless in its own worktree, with Leaf's result files."""
+"""`frogdesk run`: one whole session headless in its own worktree, with Leaf's result files.
+
+The session is started and run through the application core (frogdesk.core.workbench), the
+same operations the TUI uses; this module only reads the options and prints.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +20,9 @@ from frogdesk.commands.attempts import (
 )
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
+from frogdesk.config import Settings
 from frogdesk.core.reviewing import apply_all
+from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
 from frogdesk.inert import inert_text
 from frogdesk.leaf.events import (
     Notice,
@@ -25,9 +31,7 @@ from frogdesk.leaf.records import recovery_counts
 from frogdesk.leaf.trajectory import write_results
 from frogdesk.models.errors import ModelError
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.active import SessionSpec
-from frogdesk.sessions.parts import default_backend, resolve_model_path
-from frogdesk.sessions.runner import SessionService
+from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
 
 BACKENDS = ("llama", "openai", "script")
 
@@ -104,31 +108,39 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(
             "the openai backend needs --endpoint URL (or openai_endpoint in the settings)"
         )
-    spec = SessionSpec(
-        task=args.task,
-        repo=args.repo.expanduser(),
+    spec = session_spec(
+        args.task,
+        args.repo.expanduser(),
+        settings,
         backend=backend,
-        model=args.model or (settings.openai_model if backend == "openai" else settings.model),
-        endpoint=args.endpoint or settings.openai_endpoint,
-        script=str(scripts[0]) if scripts else "",
+        model=args.model or "",
+        script=scripts[0] if scripts else None,
     )
     if backend == "llama":
         try:  # a missing model is refused before a worktree is made for it
             resolve_model_path(spec.model, settings)
         except ModelError as exc:
             raise UserError(str(exc)) from None
-    service = SessionService(
-        AppPaths.default(),
+    workbench = headless_workbench(args, settings, spec.repo)
+    if attempts != 1 or len(scripts) > 1 or args.check is not None:
+        return run_attempts_command(
+            workbench.service, spec, attempts, [str(s) for s in scripts], args
+        )
+    return run_session(workbench, args, lambda printer: workbench.start(spec, ask_on_tty))
+
+
+def headless_workbench(args: argparse.Namespace, settings: Settings, repo: Path) -> CoreWorkbench:
+    """The application core for one command: each session loads its own backend, a llama
+    model's load shown on stderr; Bash commands that need approval are asked on the tty."""
+    return CoreWorkbench(
+        repo,
         settings,
-        approve=ask_on_tty,
+        paths=AppPaths.default(),
         backend_factory=loading_backends(getattr(args, "quiet", False)),
     )
-    if attempts != 1 or len(scripts) > 1 or args.check is not None:
-        return run_attempts_command(service, spec, attempts, [str(s) for s in scripts], args)
-    return run_session(service, spec=spec, resume_id=None, args=args)
 
 
-def loading_backends(quiet: bool) -> Any:
+def loading_backends(quiet: bool) -> BackendFactory:
     """The default backends, a llama model's load shown as a percentage on stderr."""
     shown = [-1]
 
@@ -147,32 +159,30 @@ def loading_backends(quiet: bool) -> Any:
 
 
 def run_session(
-    service: Any,
-    *,
-    spec: Any,
-    resume_id: str | None,
+    workbench: CoreWorkbench,
     args: argparse.Namespace,
-    opener: Callable[[ProgressPrinter], Any] | None = None,
+    opener: Callable[[ProgressPrinter], CoreSession],
 ) -> int:
-    """Start (or resume) a session, run it, write the results; shared with `sessions resume`.
+    """Open a session, run it to its end, write the results; shared with `sessions`.
 
-    `opener`, when given, makes the ActiveSession instead (send-back, model switch); it may
+    `opener` starts, opens, sends back or switches the session through the core; it may
     tell the user what it does through the printer.
     """
     printer = ProgressPrinter(sys.stderr, getattr(args, "quiet", False))
-    if opener is not None:
-        active = opener(printer)
-    else:
-        active = service.open(resume_id) if resume_id else service.start(spec)
+    session = opener(printer)
     try:
+        active = session.prepare()
         printer.write(f"session {active.record.id} in {active.worktree.path}")
         printer.write(f"sandbox: {active.shell.level} ({active.shell.reason})")
         for warning in active.shell.warnings:
             printer(Notice(warning, "warning"))
         with stop_on_signals(printer) as cancel:
-            outcome = service.run(active, cancel=cancel, on_event=printer)
+            session.run("", cancel, printer)
     finally:
-        active.close()
+        session.close()
+    outcome = session.outcome
+    assert outcome is not None  # run() returned, so the run ended
+    service = workbench.service
     output: Path = args.output or service.store.session_dir(outcome.record.id)
     traj_path, patch_path = write_results(output.expanduser(), outcome.trajectory)
     printer.write(f"wrote {traj_path} and {patch_path}")

@@ -1,4 +1,7 @@
-"""`frogdesk sessions`: list sessions with their status, resume one, or discard one."""
+"""`frogdesk sessions`: list sessions with their status, resume one, or discard one.
+
+Resuming and sending back go through the application core (frogdesk.core.workbench), as
+in the TUI."""
 
 from __future__ import annotations
 
@@ -15,16 +18,15 @@ from frogdesk import config
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.models import print_countdown, print_progress
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty
-from frogdesk.commands.run import loading_backends, run_session
+from frogdesk.commands.run import headless_workbench, run_session
 from frogdesk.core.chooser import pull_missing
 from frogdesk.core.status import status_words
+from frogdesk.core.workbench import CoreSession, CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import hub_token
 from frogdesk.models.hub_http import RetryPolicy
-from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import shown_status
-from frogdesk.sessions.runner import SessionService
 from frogdesk.sessions.store import DAMAGED_LINES_FILE, TRANSCRIPT_FILE
 
 
@@ -95,19 +97,13 @@ def register(sub: Any) -> None:
     discard.set_defaults(func=discard_main)
 
 
-def _service(args: argparse.Namespace) -> Any:
-
-    return SessionService(
-        AppPaths.default(),
-        load_settings(args),
-        approve=ask_on_tty,
-        backend_factory=loading_backends(getattr(args, "quiet", False)),
-    )
+def _workbench(args: argparse.Namespace) -> CoreWorkbench:
+    return headless_workbench(args, load_settings(args), Path.cwd())
 
 
 def list_main(args: argparse.Namespace) -> int:
     """Print the sessions (a table, or JSON with --json)."""
-    store = _service(args).store
+    store = _workbench(args).service.store
     records = store.list()
     damaged = store.damaged()
     if args.json:
@@ -134,7 +130,7 @@ def list_main(args: argparse.Namespace) -> int:
 
 def repair_main(args: argparse.Namespace) -> int:
     """Set the unreadable lines of a session's transcript aside so it can be resumed."""
-    store = _service(args).store
+    store = _workbench(args).service.store
     folder = store.session_dir(args.id)
     if not (folder / TRANSCRIPT_FILE).is_file():
         raise UserError(f"no session {args.id!r} with a transcript (see `frogdesk sessions`)")
@@ -163,15 +159,15 @@ def resume_limits(args: argparse.Namespace) -> dict[str, Any]:
         raise UserError(str(exc)) from None
 
 
-def pull_for_switch(spec: str, service: SessionService, printer: ProgressPrinter) -> bool:
+def pull_for_switch(spec: str, workbench: CoreWorkbench, printer: ProgressPrinter) -> bool:
     """Pull the Hub quant `spec` names when it is not on disk (progress on stderr, Ctrl+C
     stops and keeps the partial file); False when there is nothing to pull."""
     cancel = threading.Event()
     try:
         pulled, notes = pull_missing(
             spec,
-            service.settings,
-            service.paths,
+            workbench.settings,
+            workbench.service.paths,
             token=hub_token(),
             retry=RetryPolicy(on_wait=print_countdown),
             progress=print_progress,
@@ -197,52 +193,52 @@ def resume_main(args: argparse.Namespace) -> int:
     """
 
     limits = resume_limits(args)
-    service = _service(args)
+    workbench = _workbench(args)
 
-    def opener(printer: ProgressPrinter) -> Any:
+    def opener(printer: ProgressPrinter) -> CoreSession:
         if args.message is not None:
-            service.add_message(args.id, args.message)
+            workbench.add_message(args.id, args.message)
         if not getattr(args, "model", None):
-            active = service.open(args.id, overrides=limits)
+            session = workbench.open_session(args.id, ask_on_tty, overrides=limits)
+            session.prepare()
         else:
             try:
-                switch = service.switch_model(args.id, args.model)
+                switch = workbench.price_stored_switch(args.id, args.model)
             except ModelError:
-                if not pull_for_switch(args.model, service, printer):
+                if not pull_for_switch(args.model, workbench, printer):
                     raise
-                switch = service.switch_model(args.id, args.model)
+                switch = workbench.price_stored_switch(args.id, args.model)
             printer.write(f"frogdesk: {switch.announcement()}")
-            active = switch.perform()
+            session = workbench.switch_stored(switch, ask_on_tty, overrides=limits)
             printer.write(
                 f"switched to {switch.plan.path.name}: re-read {switch.evaluated:,} tokens"
             )
-        active.override(limits)
         if limits:
             shown = ", ".join(f"{k}={v:g}" for k, v in limits.items())
             printer.write(f"limits from here on: {shown}")
-        return active
+        return session
 
-    return run_session(service, spec=None, resume_id=None, args=args, opener=opener)
+    return run_session(workbench, args, opener)
 
 
 def send_back_main(args: argparse.Namespace) -> int:
     """Reset the worktree to the review, give the model the feedback, continue the session."""
 
-    service = _service(args)
+    workbench = _workbench(args)
 
-    def opener(printer: ProgressPrinter) -> Any:
-        sent, active = service.send_back(args.id, args.comment)
+    def opener(printer: ProgressPrinter) -> CoreSession:
+        sent, session = workbench.sent_back(args.id, args.comment, ask_on_tty)
         if sent.reverted:
             printer.write(f"reverted in the worktree: {', '.join(sent.reverted)}")
         printer.write("told the model:\n  " + sent.message.replace("\n", "\n  "))
-        return active
+        return session
 
-    return run_session(service, spec=None, resume_id=None, args=args, opener=opener)
+    return run_session(workbench, args, opener)
 
 
 def discard_main(args: argparse.Namespace) -> int:
     """Remove the session's worktree; its transcript and records stay."""
-    service = _service(args)
+    service = _workbench(args).service
     record = service.store.get(args.id)
     if shown_status(record) == "running":
         raise UserError(f"session {record.id} is running (pid {record.pid}); stop it first")

@@ -1,4 +1,5 @@
-"""The Workbench a face uses in real life: the SessionService on one loaded backend."""
+"""The Workbench the faces use in real life: the SessionService on one loaded backend (the
+TUI), or on a backend loaded per session (the CLI's `run` and `sessions resume`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import threading
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
+from typing import Any
 
 from frogdesk.attempts.backends import attempt_backends, llama_fit, loaded_model
 from frogdesk.attempts.check import detect_check
@@ -27,12 +29,37 @@ from frogdesk.review.decisions import HunkDecisions, save_decisions
 from frogdesk.review.undo import UndoResult
 from frogdesk.sandbox.levels import detect
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
-from frogdesk.sessions.parts import default_backend
+from frogdesk.sessions.parts import BackendFactory, default_backend
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.runner import SessionService
-from frogdesk.sessions.sendback import SessionBusyError
-from frogdesk.sessions.switch import measured_prefill_rate
+from frogdesk.sessions.runner import SessionOutcome, SessionService
+from frogdesk.sessions.sendback import SentBack, SessionBusyError
+from frogdesk.sessions.switch import ModelSwitch, measured_prefill_rate
+
+
+def session_spec(
+    task: str,
+    repo: Path,
+    settings: Settings,
+    *,
+    backend: str | None = None,
+    model: str = "",
+    script: Path | None = None,
+) -> SessionSpec:
+    """What a new session runs on: a script when one is given and no backend is, else
+    `backend` (the settings' by default) with `model` or the settings' model for it."""
+    if backend is None and script is not None:
+        return SessionSpec(task, repo, backend="script", script=str(script))
+    kind = backend or settings.backend
+    default = settings.openai_model if kind == "openai" else settings.model
+    return SessionSpec(
+        task,
+        repo,
+        backend=kind,
+        model=model or default,
+        endpoint=settings.openai_endpoint,
+        script=str(script) if script is not None else "",
+    )
 
 
 class CoreSession:
@@ -44,33 +71,50 @@ class CoreSession:
         service: SessionService,
         record: SessionRecord,
         active: ActiveSession | None = None,
+        overrides: dict[str, Any] | None = None,
     ) -> None:
         self.service = service
         self._record = record
         self.active = active
         """The session as it runs in this process; None until it runs (or was just opened)."""
         self._ready = active is not None
+        self._overrides = dict(overrides or {})
+        """Settings (raised limits) the next run takes instead of the session's own, recorded."""
+        self.outcome: SessionOutcome | None = None
+        """What the latest run ended with: result, diff, trajectory; None before one ends."""
 
     @property
     def record(self) -> SessionRecord:
         """The stored session record."""
         return self.active.record if self.active is not None else self._record
 
-    def run(self, prompt: str, cancel: threading.Event, emit: Callable[[LoopEvent], None]) -> None:
-        """Run the loop; a prompt after the first run becomes the model's next user message."""
+    def prepare(self, prompt: str = "") -> ActiveSession:
+        """Open the session for its next run (blocking): worktree, shell and backend ready.
+
+        A prompt becomes the model's next user message, unless the session is already open
+        for a run (just started, sent back or switched), which takes no message.
+        """
         if not self._ready:
-            store = self.service.store
             session_id = self.record.id
             if prompt:
                 self.service.add_message(session_id, prompt)
-            elif store.read_transcript(session_id).ended_with_answer():
-                raise SessionClosedError(
-                    f"session {session_id} ended with a final answer: write a message to continue it"
-                )
-            self.active = self.service.open(session_id)
-        self._ready = False
+            self.active = self.service.open(session_id, overrides=self._overrides)
+            self._ready = True
         assert self.active is not None
-        self.service.run(self.active, cancel=cancel, on_event=emit)
+        self.active.override(self._overrides)
+        self._overrides = {}
+        return self.active
+
+    def run(self, prompt: str, cancel: threading.Event, emit: Callable[[LoopEvent], None]) -> None:
+        """Run the loop; a prompt after the first run becomes the model's next user message."""
+        active = self.prepare(prompt)
+        self._ready = False
+        self.outcome = self.service.run(active, cancel=cancel, on_event=emit)
+
+    def close(self) -> None:
+        """Let go of the backend and shell the session ran with (the record stays)."""
+        if self.active is not None:
+            self.active.close()
 
     def refresh(self, record: SessionRecord) -> None:
         """Take the stored record as changed elsewhere (another model written into it)."""
@@ -101,6 +145,7 @@ class CoreWorkbench:
         attempt_scripts: Sequence[Path] = (),
         paths: AppPaths | None = None,
         sandbox_level: str = "",
+        backend_factory: BackendFactory | None = None,
     ) -> None:
         self.repo = repo
         self.settings = settings
@@ -111,6 +156,8 @@ class CoreWorkbench:
         self._approve: ApproveCommand | None = None
         self._sandbox_level = sandbox_level
         self._opened: dict[str, CoreSession] = {}
+        self._load = backend_factory or default_backend
+        """Makes a session's backend when none is loaded for all (the CLI shows the load)."""
         self.service = SessionService(
             paths or AppPaths.default(),
             settings,
@@ -123,7 +170,7 @@ class CoreWorkbench:
     ) -> Backend:
         if self.backend is not None and record.backend != "script":
             return self.backend
-        return default_backend(record, settings, replies_done)
+        return self._load(record, settings, replies_done)
 
     def _ask(self, command: str) -> bool:
         return self._approve(command) if self._approve is not None else False
@@ -180,27 +227,54 @@ class CoreWorkbench:
         return self._sandbox_level
 
     def _spec(self, task: str) -> SessionSpec:
-        if self.backend is None and self.script is not None:
-            return SessionSpec(task, self.repo, backend="script", script=str(self.script))
-        info = self.backend.info if self.backend is not None else None
-        kind = info.kind if info is not None else self.settings.backend
-        return SessionSpec(task, self.repo, backend=kind, model=self.settings.model)
+        kind = self.backend.info.kind if self.backend is not None else None
+        return session_spec(task, self.repo, self.settings, backend=kind, script=self.script)
 
     def new_session(self, task: str, approve: ApproveCommand) -> AgentSession:
         """Create the worktree and the session (blocking)."""
+        return self.start(self._spec(task), approve)
+
+    def start(self, spec: SessionSpec, approve: ApproveCommand) -> CoreSession:
+        """Create the worktree and the session `spec` describes (blocking)."""
         self._approve = approve
-        active = self.service.start(self._spec(task))
+        active = self.service.start(spec)
         return self._hand_out(CoreSession(self.service, active.record, active), approve)
 
-    def open_session(self, session_id: str, approve: ApproveCommand) -> CoreSession:
-        """Reopen a stored session of any status but discarded; its next run continues it."""
+    def open_session(
+        self,
+        session_id: str,
+        approve: ApproveCommand,
+        overrides: dict[str, Any] | None = None,
+    ) -> CoreSession:
+        """Reopen a stored session of any status but discarded; its next run continues it,
+        with `overrides` (raised limits) in place of the session's own settings."""
         record = self.service.store.get(session_id)
         if record.status == "discarded":
             raise SessionClosedError(f"session {record.id} was discarded; start a new one")
         if shown_status(record) == "running" and record.pid != os.getpid():
             raise SessionBusyError(f"session {record.id} is running (pid {record.pid})")
         self.service.store.repair_transcript(record.id)
-        return self._hand_out(CoreSession(self.service, record), approve)
+        return self._hand_out(CoreSession(self.service, record, overrides=overrides), approve)
+
+    def add_message(self, session_id: str, text: str) -> None:
+        """Queue the user's next message to a stored session, for its next run (blocking)."""
+        self.service.add_message(session_id, text)
+
+    def price_stored_switch(self, session_id: str, spec: str) -> ModelSwitch:
+        """The cost of moving a stored session to another quant or model, announced before
+        `switch_stored` performs it."""
+        return self.service.switch_model(session_id, spec)
+
+    def switch_stored(
+        self,
+        switch: ModelSwitch,
+        approve: ApproveCommand,
+        overrides: dict[str, Any] | None = None,
+    ) -> CoreSession:
+        """Open the priced session on its new model, conversation re-read (blocking)."""
+        active = switch.perform()
+        session = CoreSession(self.service, active.record, active, overrides)
+        return self._hand_out(session, approve)
 
     def sessions(self) -> Sequence[SessionSummary]:
         """This repository's sessions, newest first, with their changed-file counts (blocking)."""
@@ -242,8 +316,14 @@ class CoreWorkbench:
 
     def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> CoreSession:
         """Revert rejected hunks, queue the feedback; the returned session continues (blocking)."""
-        _, active = self.service.send_back(session_id, comment)
-        return self._hand_out(CoreSession(self.service, active.record, active), approve)
+        return self.sent_back(session_id, comment, approve)[1]
+
+    def sent_back(
+        self, session_id: str, comment: str, approve: ApproveCommand
+    ) -> tuple[SentBack, CoreSession]:
+        """`send_back`, with what was reverted and the message the model gets."""
+        sent, active = self.service.send_back(session_id, comment)
+        return sent, self._hand_out(CoreSession(self.service, active.record, active), approve)
 
     def _active_llama(self, session_id: str) -> ActiveSession | None:
         opened = self._opened.get(session_id)

@@ -196,7 +196,10 @@ class SessionService:
         self.store.repair_transcript(record.id)
         transcript = self.store.read_transcript(record.id)
         if transcript.ended_with_answer():
-            raise SessionClosedError(f"session {record.id} already ended with a final answer")
+            raise SessionClosedError(
+                f"session {record.id} already ended with a final answer: "
+                "write a message to continue it"
+            )
         worktree = load_worktree(Path(record.worktree).parent, Path(record.worktree).name)
         recorded = (record.git_dir, record.git_common_dir)
         if recorded != ("", "") and recorded != (str(worktree.git_dir), str(worktree.common_dir)):
