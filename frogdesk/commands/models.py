@@ -78,7 +78,7 @@ def _table(rows: list[CatalogRow], paths: AppPaths) -> str:
                 "yes" if row.local_path else "no",
                 row.fit,
                 ",".join(w.id for w in row.warnings) or "-",
-                inert_line(describe_result(drift_result(row, paths))),
+                inert_line(describe_result(drift_result(row, paths.data_dir))),
             )
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
@@ -125,7 +125,8 @@ def cmd_list(args: argparse.Namespace) -> int:
                     "source": source,
                     "context": context,
                     "models": [
-                        {**r.to_dict(), "quant_check": drift_result(r, paths)} for r in rows
+                        {**r.to_dict(), "quant_check": drift_result(r, paths.data_dir)}
+                        for r in rows
                     ],
                 },
                 indent=2,

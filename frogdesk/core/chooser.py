@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.config import Settings
-from frogdesk.core.models import fit_context
+from frogdesk.core.models import drift_result, fit_context
 from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
 from frogdesk.models.download import ProgressCallback, download_limits
 from frogdesk.models.errors import ModelError
@@ -23,7 +23,7 @@ from frogdesk.models.resolve import find_local
 from frogdesk.models.spec import ModelSpec, parse_spec
 from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths
-from frogdesk.quantcheck.files import describe_result, latest_result
+from frogdesk.quantcheck.files import describe_result
 
 
 @dataclass(frozen=True)
@@ -49,12 +49,7 @@ class HubChoices:
 
 def measured_drift(rows: list[CatalogRow], data_dir: Path) -> dict[str, str]:
     """The latest quant-check result of each row on disk, in words ("not measured" otherwise)."""
-    return {
-        row.label: describe_result(
-            latest_result(data_dir, row.local_path) if row.local_path else None
-        )
-        for row in rows
-    }
+    return {row.label: describe_result(drift_result(row, data_dir)) for row in rows}
 
 
 def local_choices(settings: Settings, paths: AppPaths) -> LocalChoices:

@@ -13,7 +13,6 @@ from frogdesk.engine.types import Backend
 from frogdesk.logfile import say_notice
 from frogdesk.models.catalog import CatalogRow
 from frogdesk.models.download import Progress
-from frogdesk.paths import AppPaths
 from frogdesk.quantcheck.files import latest_result
 from frogdesk.sizes import human_bytes
 
@@ -23,9 +22,10 @@ def fit_context(settings: Settings, explicit: int | None = None) -> int:
     return explicit or settings.context_size or settings.max_context_tokens
 
 
-def drift_result(row: CatalogRow, paths: AppPaths) -> dict[str, Any] | None:
-    """The latest quant-check result of a row's file (None: not measured, or not on disk)."""
-    return latest_result(paths.data_dir, row.local_path) if row.local_path else None
+def drift_result(row: CatalogRow, data_dir: Path) -> dict[str, Any] | None:
+    """The latest quant-check result of a row's file (None: not measured, or not on disk);
+    the one reader of measured drift, for the chooser's words and `models --json` alike."""
+    return latest_result(data_dir, row.local_path) if row.local_path else None
 
 
 def progress_line(p: Progress) -> str:

@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from frogdesk.config import Settings
+from frogdesk.core.chooser import local_choices
+from frogdesk.paths import AppPaths
+
 
 def frogdesk(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -55,3 +59,9 @@ def test_list_shows_drift_then_not_measured(qwen35_quants: dict[str, Path], tmp_
     q8_line = next(line for line in table if line.split()[1] == "Q8_0")
     assert q4_line.rstrip().endswith("not measured")
     assert "vs F16" in q8_line and "local measurement" in q8_line
+
+    # the chooser (the TUI's picker and quant switch) reads the same result in the same words
+    choices = local_choices(Settings(), AppPaths.default())
+    words = {row.name.quant: choices.measured[row.label] for row in choices.rows}
+    assert words["Q4_0"] == "not measured"
+    assert "vs F16" in words["Q8_0"] and words["Q8_0"] in q8_line
