@@ -1,6 +1,7 @@
-"""Writes the tiny `qwen35` GGUF with one multi-token-prediction (NextN) block after its layers.
+"""Writes a `qwen35` GGUF (the tiny one by default) with one multi-token-prediction (NextN) block.
 
-The trunk is exactly the tiny qwen35 model (same seed, same bytes per tensor); the file adds
+The trunk is exactly tests/support/tiny_qwen35.py's model of the same shape and seed (same
+bytes per tensor); the file adds
 `qwen35.nextn_predict_layers = 1`, counts the extra block in `qwen35.block_count`, and holds
 the block's tensors under `blk.{n_layer}.`: a full-attention decoder block (the layout of the
 trunk's attention layers) plus `nextn.eh_proj`, `nextn.enorm`, `nextn.hnorm` and
@@ -64,13 +65,23 @@ def _nextn_tensors(
     }
 
 
-def write_tiny_qwen35_mtp(path: Path, *, seed: int = 0, ftype: str = "f16") -> Path:
-    """Write the tiny qwen35 GGUF with a NextN block to path and return it (deterministic)."""
-    shape = TinyQwen35Shape()
+def write_tiny_qwen35_mtp(
+    path: Path,
+    *,
+    seed: int = 0,
+    ftype: str = "f16",
+    shape: TinyQwen35Shape | None = None,
+) -> Path:
+    """Write the qwen35 GGUF of `shape` (the tiny one by default) with a NextN block to path.
+
+    Deterministic for the same arguments. Tensors are copied one at a time from the trunk
+    written first (in a scratch folder next to `path`), so a large shape needs little memory.
+    """
+    shape = shape or TinyQwen35Shape()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="tiny-qwen35-") as scratch:
-        trunk = write_tiny_qwen35(Path(scratch) / "trunk.gguf", seed=seed, ftype=ftype)
+    with tempfile.TemporaryDirectory(prefix="qwen35-trunk-", dir=path.parent) as scratch:
+        trunk = write_tiny_qwen35(Path(scratch) / "trunk.gguf", seed=seed, ftype=ftype, shape=shape)
         reader = gguf.GGUFReader(trunk)
         writer = gguf.GGUFWriter(str(path), ARCH)
         for field in reader.fields.values():
@@ -85,15 +96,21 @@ def write_tiny_qwen35_mtp(path: Path, *, seed: int = 0, ftype: str = "f16") -> P
         writer.add_nextn_predict_layers(1)
         dtype: npt.DTypeLike = np.float16
         for tensor in reader.tensors:
-            data = np.array(tensor.data)
             if tensor.name == "token_embd.weight":
-                dtype = data.dtype
-            writer.add_tensor(tensor.name, data)
-        for name, data in _nextn_tensors(shape, dtype, seed).items():
-            writer.add_tensor(name, data)
+                dtype = tensor.data.dtype
+            writer.add_tensor_info(
+                tensor.name, tensor.data.shape, tensor.data.dtype, tensor.data.nbytes
+            )
+        extra = _nextn_tensors(shape, dtype, seed)
+        for name, data in extra.items():
+            writer.add_tensor_info(name, data.shape, data.dtype, data.nbytes)
         writer.write_header_to_file()
         writer.write_kv_data_to_file()
-        writer.write_tensors_to_file()
+        writer.write_ti_data_to_file()
+        for tensor in reader.tensors:
+            writer.write_tensor_data(tensor.data)
+        for data in extra.values():
+            writer.write_tensor_data(data)
         writer.close()
     return path
 
