@@ -39,12 +39,18 @@ def load_backend(
     settings: Settings, path: Path, progress: Callable[[float], None] | None = None
 ) -> Backend:
     """Load the GGUF at `path` on llama.cpp with the settings (blocking, seconds); `progress`
-    hears the fraction loaded. A context cut to what the model was trained for is said."""
+    hears the fraction loaded. A context cut to what the model was trained for, and GPU layers
+    asked of a build that cannot offload, are said as notices."""
     backend = make_backend(settings, model_path=path, progress=progress)
     held = backend.info.context_size
     if 0 < held < settings.context_size:
         say_notice(
             f"{path.name} was trained on {held:,} tokens of context: FrogDesk uses {held:,}, "
             f"not the {settings.context_size:,} that context_size asks"
+        )
+    if settings.gpu_layers > 0 and backend.info.device == "CPU":
+        say_notice(
+            f"gpu_layers asks for {settings.gpu_layers} layers on a GPU, but this llama.cpp "
+            "cannot offload: the model runs on the CPU (`frogdesk doctor` shows the build)"
         )
     return backend

@@ -158,3 +158,25 @@ def test_a_context_cut_to_the_training_context_is_said(heard: list[str], qwen35_
         f"{qwen35_gguf.name} was trained on {trained:,} tokens of context: FrogDesk uses "
         f"{trained:,}, not the {trained * 2:,} that context_size asks"
     ]
+
+
+@pytest.mark.llama
+def test_gpu_layers_asked_of_a_build_without_offload_is_said(
+    heard: list[str], qwen35_gguf: Path
+) -> None:
+    import llama_cpp
+
+    from frogdesk.config import Settings
+    from frogdesk.core.models import load_backend
+
+    if llama_cpp.llama_supports_gpu_offload():
+        pytest.skip("this llama.cpp build offloads to a GPU")
+    load_backend(Settings(context_size=512, gpu_layers=0), qwen35_gguf).close()
+    assert heard == []  # control: the CPU asked for, the CPU given
+    backend = load_backend(Settings(context_size=512, gpu_layers=4), qwen35_gguf)
+    assert backend.info.device == "CPU"
+    backend.close()
+    assert heard == [
+        "gpu_layers asks for 4 layers on a GPU, but this llama.cpp cannot offload: the model "
+        "runs on the CPU (`frogdesk doctor` shows the build)"
+    ]
