@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--max-tokens", type=int, default=200)
+    parser.add_argument("--prompt-tokens", type=int, default=1024, help="prefill measured")
     parser.add_argument("--json", action="store_true", help="JSON only")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="frogdesk-mtp-bench-") as scratch:
@@ -149,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
                     counts = drafts.setdefault(name, [0, 0])
                     counts[0] += d
                     counts[1] += a
-            prompt = on.model.tokenize(PROSE * 8)[: on.context.n_batch * 2]
+            text = PROSE * (args.prompt_tokens // 8 + 1)
+            prompt = on.model.tokenize(text)[: args.prompt_tokens]
             result = {
                 "model": str(model),
                 "threads": options.threads,
