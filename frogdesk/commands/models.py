@@ -19,7 +19,7 @@ from frogdesk.inert import inert_line
 from frogdesk.models.catalog import CatalogRow, local_rows
 from frogdesk.models.download import Progress, download_limits
 from frogdesk.models.errors import ModelError
-from frogdesk.models.gguf_info import inspect_gguf
+from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
 from frogdesk.models.hub import hub_token, source_line
 from frogdesk.models.hub_http import RetryPolicy
 from frogdesk.models.local import all_local, hf_cache_dir, import_model
@@ -225,11 +225,11 @@ def cmd_pull(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_options(settings: Settings) -> dict[str, Any]:
-    """The llama.cpp options FrogDesk loads a model with, as the estimate assumes them."""
+def load_options(settings: Settings, info: GgufInfo) -> dict[str, Any]:
+    """The llama.cpp options FrogDesk loads `info`'s file with, as the estimate assumes them."""
     options = settings_options(settings)
     return {
-        "use_mmap": options.use_mmap,
+        "use_mmap": options.mmap_for(info.repackable_bytes, info.tensor_bytes),
         "flash_attn": options.flash_attn,
         "kv_cache_type": options.kv_cache_type,
         "n_batch": options.n_batch,
@@ -270,7 +270,7 @@ def cmd_info(args: argparse.Namespace) -> int:
                 "fits": chosen.fits,
                 "note": chosen.note,
             },
-            "load": load_options(settings),
+            "load": load_options(settings, info),
             "largest_context": top,
             "memory": memory.__dict__,
             "warnings": [w.__dict__ for w in warnings],

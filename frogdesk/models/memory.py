@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -33,10 +33,34 @@ def cpu_repack_types(flags: frozenset[str] | None = None) -> frozenset[str]:
     return frozenset()
 
 
+def repacked(repackable: Mapping[str, int], types: frozenset[str] | None = None) -> int:
+    """Bytes of the repackable weights (bytes by quant type) repacked on this CPU."""
+    types = cpu_repack_types() if types is None else types
+    return sum(size for kind, size in repackable.items() if kind in types)
+
+
 def repack_bytes(info: GgufInfo, types: frozenset[str] | None = None) -> int:
     """Bytes of `info`'s weights llama.cpp repacks on this CPU (`types`: the repacked quants)."""
-    types = cpu_repack_types() if types is None else types
-    return sum(size for kind, size in info.repackable_bytes.items() if kind in types)
+    return repacked(info.repackable_bytes, types)
+
+
+MMAP_REPACK_SHARE = 0.25
+"""Share of the weights repacked for the CPU from which a file is read rather than mapped."""
+
+
+def default_use_mmap(
+    repackable: Mapping[str, int], tensor_bytes: int, types: frozenset[str] | None = None
+) -> bool:
+    """Whether FrogDesk maps a file (`repackable`: its repackable bytes by quant type).
+
+    Mapped, the pages of the tensors llama.cpp repacks stay resident beside their repacked
+    copy; read, those tensors exist once. So a file whose repacked share reaches
+    `MMAP_REPACK_SHARE` is read (the FrogNano-shaped Q4_K_M: 61% repacked, 1,571 MiB less
+    resident when read, decode as fast; see bench/shaped.py), any other file is mapped.
+    """
+    if tensor_bytes <= 0:
+        return True
+    return repacked(repackable, types) < MMAP_REPACK_SHARE * tensor_bytes
 
 
 @dataclass(frozen=True)
@@ -103,13 +127,14 @@ def estimate(
     flash_attn: bool = False,
     *,
     repack_types: frozenset[str] | None = None,
-    use_mmap: bool = True,
+    use_mmap: bool | None = None,
 ) -> Estimate:
     """Weights + KV cache of the full-attention layers + recurrent state + compute + output
     buffers, + the copy of the weights llama.cpp repacks for the CPU.
 
     Mapped (`use_mmap`), the whole file is a buffer beside the repacked copy; read, the
     repacked tensors are read straight into their copy and the plain buffer holds the rest.
+    None takes what FrogDesk loads the file with (`default_use_mmap`).
     """
     ctx = _padded(min(context, info.context_length) if info.context_length else context)
     per_elem = KV_TYPE_BYTES.get(kv_type)
@@ -121,6 +146,8 @@ def estimate(
         info.full_attention_layers * info.head_count_kv * (info.key_length + info.value_length)
     )
     repack = repack_bytes(info, repack_types)
+    if use_mmap is None:
+        use_mmap = default_use_mmap(info.repackable_bytes, info.tensor_bytes, repack_types)
     return Estimate(
         context=ctx,
         weights=info.tensor_bytes if use_mmap else info.tensor_bytes - repack,
@@ -168,7 +195,9 @@ def plan(
     layers = max(len(info.layer_bytes), 1)
     if memory.has_gpu and memory.vram_free is not None:
         vram_budget = int(memory.vram_free * HEADROOM)
-        on_gpu = est.total - est.repack  # offloaded weights are not repacked for the CPU
+        # offloaded weights are not repacked for the CPU, and an offloaded file is mapped
+        mapped = estimate(info, context, kv_type, flash_attn=flash_attn, use_mmap=True)
+        on_gpu = mapped.total - mapped.repack
         if on_gpu <= vram_budget:
             return Plan(est, "all", layers, True, 0, on_gpu, "everything on the GPU")
         per_layer_state = (est.kv_cache + est.recurrent_state) // layers

@@ -75,9 +75,12 @@ class LlamaModel:
         params = llama_cpp.llama_model_default_params()
         options = options or LlamaOptions()
         params.n_gpu_layers = options.n_gpu_layers
+        tensor_bytes = self.header.expected_size - self.header.data_offset
+        self.use_mmap = options.mmap_for(self.header.repackable, tensor_bytes)
+        """Whether the file is mapped (else read into memory)."""
         # this llama.cpp has no use_mmap field (a ctypes Structure ignores unknown names)
         params.load_mode = (
-            llama_cpp.LLAMA_LOAD_MODE_MMAP if options.use_mmap else llama_cpp.LLAMA_LOAD_MODE_NONE
+            llama_cpp.LLAMA_LOAD_MODE_MMAP if self.use_mmap else llama_cpp.LLAMA_LOAD_MODE_NONE
         )
         self.mtp_loaded = (
             load_mtp

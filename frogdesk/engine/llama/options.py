@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from frogdesk.models.memory import default_use_mmap
 from frogdesk.system import thread_count
 
 
@@ -27,9 +29,10 @@ class LlamaOptions:
     n_ubatch: int = 512
     """Tokens llama.cpp computes at once inside a call (at most `n_batch`); sizes the
     compute buffer."""
-    use_mmap: bool = True
-    """Map the file instead of reading it (weights llama.cpp repacks for the CPU then exist
-    twice: mapped and repacked)."""
+    use_mmap: bool | None = None
+    """Map the file (True) or read it (False); None decides per file: read when llama.cpp
+    repacks a large share of its weights for the CPU (mapped, those would stay resident
+    twice), else mapped (`models.memory.default_use_mmap`)."""
     max_snapshots: int = 4
     """Recurrent-state snapshots kept for going back (hybrid models; ~50 MiB each for 4B)."""
     speculative: bool = True
@@ -37,6 +40,18 @@ class LlamaOptions:
     pays (same output; off: one token per decode step)."""
     verbose: bool = False
     """Echo llama.cpp's log to stderr (it is always captured in `load_log`)."""
+
+    def mmap_for(self, repackable: Mapping[str, int], tensor_bytes: int) -> bool:
+        """Whether a file with these repackable bytes (by quant type) is mapped.
+
+        Layers offloaded to a GPU are not repacked, so with offload the file is mapped
+        unless `use_mmap` says otherwise.
+        """
+        if self.use_mmap is not None:
+            return self.use_mmap
+        if self.n_gpu_layers != 0:
+            return True
+        return default_use_mmap(repackable, tensor_bytes)
 
     @property
     def threads(self) -> int:
