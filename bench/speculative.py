@@ -95,6 +95,8 @@ def reply(backend: LlamaBackend, messages: list[Message], max_tokens: int) -> di
         else 0.0,
         "drafted": usage.drafted_tokens,
         "accepted": usage.accepted_tokens,
+        "fallbacks": backend.last_drafts.fallbacks,
+        "redecoded": backend.last_drafts.redecoded,
     }
 
 
@@ -143,14 +145,19 @@ def main(argv: list[str] | None = None) -> int:
     on = LlamaBackend(model, options)
     rates: dict[str, dict[str, list[float]]] = {w: {"off": [], "on": []} for w in workloads}
     identical = True
-    drafted = accepted = 0
+    drafted = accepted = fallbacks = redecoded = 0
     tokens: dict[str, int] = {}
+    differing: list[str] = []
     try:
         for _ in range(args.rounds):
             for name, messages in workloads.items():
                 plain = reply(off, messages, args.max_tokens)
                 drafting = reply(on, messages, args.max_tokens)
-                identical = identical and plain["tokens"] == drafting["tokens"]
+                if plain["tokens"] != drafting["tokens"]:
+                    identical = False
+                    differing.append(name)
+                fallbacks += drafting["fallbacks"]
+                redecoded += drafting["redecoded"]
                 rates[name]["off"].append(plain["tokens_per_second"])
                 rates[name]["on"].append(drafting["tokens_per_second"])
                 drafted += drafting["drafted"]
@@ -176,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         "edit_speedup": speedup(["edit", "write"]),
         "free_speedup": speedup(["free"]),
         "identical": identical,
+        "differing": differing,
+        "greedy_fallbacks": {"picks": fallbacks, "tokens_decoded_again": redecoded},
         "acceptance": {
             "ngram": {
                 "drafted": drafted,

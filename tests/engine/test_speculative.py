@@ -270,3 +270,109 @@ def test_the_ngram_drafter_proposes_what_followed_and_follows_cuts() -> None:
     assert drafter.propose([1, 2, 3], 4) == []
     cut = [5, 6, 1, 5, 6]  # a shorter transcript (an earlier turn): the index starts over
     assert drafter.propose(cut, 4) == [1, 5, 6]
+
+
+NEAR_TIE_PROMPTS = [
+    "Explain in two sentences why the sky is blue.",
+    "Write a short poem about a frog on a laptop.",
+    "List three uses of a hash map, briefly.",
+    "What is the difference between a process and a thread?",
+]
+
+
+def drafted_prose(path: Path, prompt: str, backend: LlamaBackend) -> tuple[list[int], list[int]]:
+    """The greedy reply to `prompt` without drafting, and with every step drafted and
+    verified in batches (drafts of the reference itself, some with a wrong token)."""
+    messages = [Message("system", "You are a helpful assistant."), Message("user", prompt)]
+    prompt_len, reference = reference_reply(path, messages, max_tokens=64, tools=[])
+    backend.drafter = ScriptedDrafter(prompt_len, reference, backend.model.n_vocab)
+    backend.draft_policy = AlwaysVerify()
+    generate(backend, messages, max_tokens=64, tools=[])
+    return reference, list(backend.transcript.tokens[prompt_len:])
+
+
+def test_greedy_replies_with_drafts_equal_replies_without(smollm2_gguf: Path) -> None:
+    """SmolLM2 prose (many near-ties) with every step verified in batches: token for token
+    the reply made without drafting, because close greedy calls are made as without it."""
+    b = LlamaBackend(smollm2_gguf, OPTIONS)
+    fallbacks = 0
+    try:
+        for prompt in NEAR_TIE_PROMPTS:
+            reference, drafted = drafted_prose(smollm2_gguf, prompt, b)
+            assert drafted == reference, prompt
+            assert b.last_drafts.drafted > 0
+            fallbacks += b.last_drafts.fallbacks
+    finally:
+        b.close()
+    assert fallbacks > 0, "close calls were met and made again without batches"
+
+
+def test_without_the_guard_batch_rounding_changes_greedy_replies(
+    smollm2_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Positive control: trusting every batch row, some of the same replies differ (llama.cpp
+    rounds a multi-token batch differently from a 1-token step on this CPU build)."""
+    import frogdesk.engine.llama.generation as generation
+
+    monkeypatch.setattr(generation, "GREEDY_TIE_FRACTION", 0.0)
+    b = LlamaBackend(smollm2_gguf, OPTIONS)
+    try:
+        outcomes = [drafted_prose(smollm2_gguf, p, b) for p in NEAR_TIE_PROMPTS]
+        assert b.last_drafts.fallbacks == 0
+    finally:
+        b.close()
+    assert any(drafted != reference for reference, drafted in outcomes)
+
+
+def test_the_ngram_drafter_follows_the_occurrence_being_copied() -> None:
+    """Of several places an n-gram occurred, the one whose preceding tokens agree longest."""
+    drafter = NgramDrafter()
+    # Two lines start alike (9, 9, 9, 9) and end differently; the copy is of the first one.
+    tokens = [1, 2, 9, 9, 9, 9, 3, 4, 7, 5, 9, 9, 9, 9, 6, 6, 7, 1, 2, 9, 9, 9, 9]
+    assert drafter.propose(tokens, 2) == [3, 4]
+    # The newest occurrence wins when nothing before the n-gram tells them apart.
+    assert NgramDrafter().propose([8, 9, 9, 9, 9, 3, 4, 8, 9, 9, 9, 9, 6, 6, 8, 9, 9, 9, 9], 2) == [
+        6,
+        6,
+    ]
+
+
+def test_the_ngram_drafter_drafts_from_remembered_text() -> None:
+    """Text given with `remember` is proposed from; a match never runs into the next text."""
+    drafter = NgramDrafter()
+    drafter.remember([10, 11, 12, 13, 14])
+    drafter.remember([20, 21, 22])
+    assert drafter.propose([99, 98, 10, 11, 12], 5) == [13, 14]
+    assert drafter.propose([97, 20, 21], 4) == [22]
+    assert drafter.propose([97, 13, 14], 4) == []  # 14 ends its text
+
+
+def test_a_numbered_listing_gives_its_plain_lines() -> None:
+    from frogdesk.engine.llama.listing import unnumbered
+
+    read = "calc.py\n1. def f(x):\n2.     return x\n3. \n4. y = f(2)"
+    assert unnumbered(read) == "def f(x):\n    return x\n\ny = f(2)"
+    assert unnumbered("src/a.py\n7. a\n8. b\n9. c\n[truncated 10 chars]") == "a\nb\nc"
+    assert unnumbered("1. one\n3. skipped\n4. four") is None  # not counting up by one
+    assert unnumbered("plain text\nwith lines") is None
+
+
+def test_files_read_with_numbers_reach_the_drafter_without_them(smollm2_gguf: Path) -> None:
+    """A tool result with a numbered listing: the drafter proposes the file's plain lines."""
+    b = LlamaBackend(smollm2_gguf, OPTIONS)
+    try:
+        source = COPY_SOURCE.split("\n")
+        listing = "calc.py\n" + "\n".join(f"{i}. {line}" for i, line in enumerate(source, 1))
+        messages = [*START, Message("tool", listing, tool_call_id="1", name="Read")]
+        generate(b, messages, max_tokens=1, tools=[])
+        full = b.model.tokenize(COPY_SOURCE)
+        query = b.model.tokenize("\n".join(source[:2]))
+        assert full[: len(query)] == query
+        proposal = b.drafter.propose([*b.transcript.tokens, *query], 8)
+        assert len(proposal) >= 2
+        assert proposal == full[len(query) : len(query) + len(proposal)]
+        # Control: from the transcript alone, the numbers of the listing come next.
+        bare = NgramDrafter().propose([*b.transcript.tokens, *query], 8)
+        assert bare[: len(proposal)] != proposal
+    finally:
+        b.close()

@@ -15,6 +15,7 @@ from frogdesk.engine.llama.choice import DrafterChoice
 from frogdesk.engine.llama.context import DecodeError, LlamaContext
 from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
 from frogdesk.engine.llama.generation import ReplyRun
+from frogdesk.engine.llama.listing import unnumbered
 from frogdesk.engine.llama.log import LlamaLogCapture, buffer_sizes
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.mtp import MtpDrafter, mtp_unavailable
@@ -102,8 +103,10 @@ class LlamaBackend:
         self.ngram = NgramDrafter()
         """Drafts from the conversation's own tokens (alone, or beside the MTP head)."""
         self.drafter: Drafter = self.ngram
-        self.draft_policy: DraftPolicy = DraftPolicy(rollback_redecodes=True)
+        self.draft_policy: DraftPolicy = DraftPolicy(rollback_redecodes=self.model.is_hybrid)
         """Acceptance and batch costs measured so far (kept across replies)."""
+        self._remembered: set[int] = set()
+        """Tool results already given to the n-gram drafter (by hash of their text)."""
         self.last_drafts = DraftStats()
         """Drafted and accepted tokens of the newest reply, per drafter."""
         self.mtp: MtpDrafter | None = None
@@ -124,7 +127,7 @@ class LlamaBackend:
         if self.mtp is None:
             self.mtp_status = f"off: {reason}"
         else:
-            choice = DrafterChoice([self.ngram, self.mtp], rollback_redecodes=True)
+            choice = DrafterChoice([self.ngram, self.mtp], rollback_redecodes=self.model.is_hybrid)
             self.drafter, self.draft_policy = choice, choice
             self.mtp_status = "on"
         _FILE_LOG.info("MTP drafting %s", self.mtp_status)
@@ -346,6 +349,8 @@ class LlamaBackend:
             yield Finished("error", error=str(exc))
             return
         speculative = self.options.speculative
+        if speculative:
+            self._remember_listings(messages)
         run = ReplyRun(self.sequence, tools, settings, plan.starts_in_reasoning, limit,
                        drafter=self.drafter if speculative else None,
                        policy=self.draft_policy if speculative else None)  # fmt: skip
@@ -353,6 +358,19 @@ class LlamaBackend:
         yield from run.events(cancel)
         if run.recorded is not None:
             self._record(run.recorded, run.ended_on_eog)
+
+    def _remember_listings(self, messages: Sequence[Message]) -> None:
+        """Give the drafter the plain lines of files the conversation read with numbers."""
+        for message in messages:
+            if message.role != "tool" or not message.content:
+                continue
+            key = hash(message.content)
+            if key in self._remembered:
+                continue
+            self._remembered.add(key)
+            text = unnumbered(message.content)
+            if text is not None:
+                self.ngram.remember(self.model.tokenize(text))
 
     def _record(self, reply: Message, eog_piece: str) -> None:
         """Keep a reply as a message of the transcript, closed as the template closes it.

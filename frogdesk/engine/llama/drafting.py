@@ -32,6 +32,11 @@ class DraftStats:
     accepted: int = 0
     by_drafter: dict[str, list[int]] = field(default_factory=dict)
     """drafter name -> [drafted, accepted]."""
+    fallbacks: int = 0
+    """Greedy picks too close to call on batch-made logits (each decoded the reply's
+    batch-made tokens again, one at a time)."""
+    redecoded: int = 0
+    """Tokens decoded again one at a time for those picks."""
 
     def add(self, drafter: str, drafted: int, accepted: int) -> None:
         """Count one verified draft."""

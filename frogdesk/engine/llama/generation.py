@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 from frogdesk.engine.llama.context import DecodeError
 from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
-from frogdesk.engine.llama.sampling import GrammarUse, Sampler, resolve
+from frogdesk.engine.llama.sampling import GrammarUse, Pick, Sampler, resolve
 from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.toolcall.grammar import CALL_TRIGGER, tool_call_grammar, trigger_pattern
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser
@@ -25,6 +25,12 @@ from frogdesk.engine.types import (
 )
 
 THINK_CLOSE = "</think>"
+GREEDY_TIE_FRACTION = 0.15
+"""A greedy pick made from logits a verification batch touched (a batch row, or a step
+after batch-made tokens) is trusted when it leads the next possible token by at least this
+fraction of the row's largest |logit|. bench/verify_rounding.py measured such logits at
+most 4.7% of that away from 1-token decoding (SmolLM2 Q4_1; 0.2% on the tiny F16 qwen35);
+a pick can flip only below twice that, 9.4%: 15% leaves 1.6x headroom."""
 
 
 class ReplyRun:
@@ -135,56 +141,103 @@ class ReplyRun:
         """Sample, stream and decode until the reply ends; `stream.reason` says why.
 
         The newest sampled token is decoded either alone or with a draft of the tokens that
-        may follow it, in one batch. The draft's rows are then sampled in order with the
+        may follow it, in one batch. The batch's rows are then sampled in order with the
         same sampler (grammar included), as if each token had been decoded alone: a drafted
         token is kept only when the sampler picks it, so the output follows the model's own
         distribution and the sampler draws once per emitted token, as without drafting.
+        The last row of a draft accepted whole gives one more token.
+
+        Greedy replies are kept identical to decoding without drafting. llama.cpp rounds a
+        multi-token batch differently from a 1-token step, and the cache then holds that
+        rounding too, so a greedy pick made from a batch row, or after one, is trusted only
+        when it leads the next possible token by `GREEDY_TIE_FRACTION` of the row's largest
+        logit; otherwise every reply token a batch decoded is decoded again one at a time
+        (`LlamaSequence.redecode_alone`) and the pick is made from those logits.
         """
         seq, ctx = self._seq, self._seq.context
-        row, sample = -1, True
+        greedy = self._sampling.temperature <= 0
+        sample, alone = True, False
         while True:
             if sample:
                 if stream.stopped_before_sampling(cancel):
                     return
-                yield from self._emit(stream, ctx.sample(stream.sampler, row))
+                if greedy and seq.batched_from is not None:
+                    pick = stream.sampler.choose(ctx.handle, -1)
+                    if self._trusted(pick):
+                        stream.sampler.accept(pick.token)
+                        token = pick.token
+                    else:
+                        self._redecode_alone()
+                        token = ctx.sample(stream.sampler)
+                else:
+                    token = ctx.sample(stream.sampler)
+                yield from self._emit(stream, token)
                 if stream.reason is not None:
                     return
             pending = seq.transcript.tokens[-1]
-            draft = self._draft(stream)
+            draft = [] if alone else self._draft(stream)
             if not draft:
+                if alone:
+                    self._redecode_alone()
+                    alone = False
                 started = time.perf_counter()
                 seq.step(pending)
                 self._timed(1, started)
-                row, sample = -1, True
+                sample = True
                 continue
             started = time.perf_counter()
             seq.verify([pending, *draft])
             self._timed(len(draft) + 1, started)
-            kept, rejected = 1, False
-            for i, proposed in enumerate(draft):
+            kept, rejected, untrusted = 1, False, False
+            for i in range(len(draft) + 1):
                 if stream.stopped_before_sampling(cancel):
                     break
-                token = stream.sampler.sample(ctx.handle, i)
+                if greedy:
+                    pick = stream.sampler.choose(ctx.handle, i)
+                    if not self._trusted(pick):
+                        untrusted = True
+                        break
+                    stream.sampler.accept(pick.token)
+                    token = pick.token
+                else:
+                    token = stream.sampler.sample(ctx.handle, i)
                 yield from self._emit(stream, token)
-                if token != proposed:
+                if i == len(draft):
+                    break
+                if token != draft[i]:
                     rejected = True
                     break
                 kept += 1
                 if stream.reason is not None:
                     break
             accepted = kept - 1
+            if untrusted:
+                # Row i follows the batch's token i: that token is decoded again, alone.
+                kept, alone = kept - 1, True
             self.drafts.add(self._drafter.name if self._drafter else "", len(draft), accepted)
             if self._policy is not None:
                 self._policy.score(accepted, rejected)
             started = time.perf_counter()
             seq.settle(kept)
-            if kept < len(draft) + 1:  # the kept part was decoded again
+            if 0 < kept < len(draft) + 1 and self._seq.model.is_hybrid:  # decoded again
                 self._timed(kept, started)
             if stream.reason is not None:
                 return
-            # After a rejection the token sampled in its place waits to be decoded; after a
-            # fully accepted draft the batch's last row gives the next token for free.
-            row, sample = (-1, False) if rejected else (len(draft), True)
+            # The token sampled last (or the one to decode alone) waits to be decoded.
+            sample = False
+
+    def _trusted(self, pick: Pick) -> bool:
+        """Whether a greedy pick from batch-made logits is the one a 1-token step makes."""
+        return pick.lead >= GREEDY_TIE_FRACTION * pick.scale
+
+    def _redecode_alone(self) -> None:
+        """Decode this reply's batch-made tokens again one at a time (a close greedy call)."""
+        started = time.perf_counter()
+        n = self._seq.redecode_alone()
+        if n:
+            self.drafts.redecoded += n
+            self.drafts.fallbacks += 1
+            self._timed(1, started, n)
 
     def _emit(self, stream: ReplyStream, token: int) -> Iterator[EngineEvent]:
         yield from stream.emit(token)
@@ -220,10 +273,13 @@ class ReplyRun:
             self._shadow, self._shadow_hits = proposal, 0
         return proposal[:k]
 
-    def _timed(self, n_tokens: int, started: float) -> None:
-        """Tell the policy how long a decode call of `n_tokens` took (since `started`)."""
+    def _timed(self, n_tokens: int, started: float, calls: int = 1) -> None:
+        """Tell the policy how long a decode call of `n_tokens` took (`calls` of them
+        since `started`)."""
         if self._policy is not None:
-            self._policy.timed(n_tokens, time.perf_counter() - started)
+            elapsed = (time.perf_counter() - started) / calls
+            for _ in range(calls):
+                self._policy.timed(n_tokens, elapsed)
 
 
 class ReplyStream:

@@ -5,18 +5,30 @@ from __future__ import annotations
 import ctypes
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import llama_cpp
+import numpy as np
 
 from frogdesk.engine.llama.model import LlamaModel, SamplingDefaults
 from frogdesk.engine.toolcall.grammar import ToolGrammar
 from frogdesk.engine.types import GenerationSettings
 
+_TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
+"""llama_token_data's layout."""
 VENDOR_TEMPERATURE = 0.6
 """FrogNano's vendor samples at temperature 0.6."""
 RANDOM_SEED = 0xFFFFFFFF
 """llama.cpp's LLAMA_DEFAULT_SEED: a fresh random seed."""
+
+
+class Pick(NamedTuple):
+    """A token the chain would pick, its lead over the next possible one (logits), and the
+    largest |logit| of the row (the scale rounding errors grow with)."""
+
+    token: int
+    lead: float
+    scale: float
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,8 @@ class Sampler:
         params = llama_cpp.llama_sampler_chain_default_params()
         params.no_perf = True
         self._chain: Any = llama_cpp.llama_sampler_chain_init(params)
+        self._n_vocab = model.n_vocab
+        self._ids = np.arange(model.n_vocab, dtype=np.int32)
         self._add_all(model, settings, grammar, banned, seed_offset)
 
     def _add(self, sampler: Any) -> None:
@@ -112,6 +126,39 @@ class Sampler:
         """Sample from the logits of batch row `row` of `ctx` (the last by default), and
         accept the token into the chain (grammar, repetition state)."""
         return int(llama_cpp.llama_sampler_sample(self._chain, ctx, row))
+
+    def choose(self, ctx: Any, row: int) -> Pick:
+        """What the chain would pick from batch row `row` of `ctx`, without accepting it.
+
+        Nothing enters the chain's state (grammar, repetition): `accept` the token once it
+        is kept, or decode the position again and `sample` there instead. Meant for greedy
+        chains, where the pick's lead over the next possible token says how much rounding
+        it can stand.
+        """
+        n_vocab = self._n_vocab
+        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, row), shape=(n_vocab,))
+        data = np.empty(n_vocab, dtype=_TOKEN_DATA)
+        data["id"] = self._ids
+        data["logit"] = logits
+        data["p"] = 0.0
+        array = llama_cpp.llama_token_data_array(
+            data.ctypes.data_as(ctypes.POINTER(llama_cpp.llama_token_data)), n_vocab, -1, False
+        )
+        llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(array))
+        if not 0 <= array.selected < array.size:
+            raise ValueError("the sampler chain selected no token")
+        # The chain may shrink or reorder the candidates: read what it left.
+        left = np.ctypeslib.as_array(array.data, shape=(int(array.size),)).view(_TOKEN_DATA)
+        token = int(left["id"][array.selected])
+        possible = left["logit"].astype(np.float64)
+        best = possible[array.selected]
+        possible[array.selected] = -np.inf
+        lead = float(best - possible.max()) if possible.size > 1 else float("inf")
+        return Pick(token, lead if lead == lead else 0.0, float(np.abs(logits).max()))
+
+    def accept(self, token: int) -> None:
+        """Take `token` into the chain's state, as `sample` does after picking it."""
+        llama_cpp.llama_sampler_accept(self._chain, token)
 
     def close(self) -> None:
         """Free the chain and every sampler in it."""

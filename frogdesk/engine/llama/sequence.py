@@ -30,6 +30,11 @@ class LlamaSequence:
         self.max_snapshots = max_snapshots
         self._verifying: list[int] = []
         self._checkpoint = b""
+        self.batched_from: int | None = None
+        """The first position of this reply that a verification batch decoded (None: every
+        reply token so far was decoded alone, as without drafting)."""
+        self._clean_state = b""
+        """The recurrent state at `batched_from` (hybrid models)."""
 
     def catch_up(self, cancel: threading.Event | None = None) -> int:
         """Decode every transcript token not yet evaluated, capturing turn boundaries on the way.
@@ -38,6 +43,7 @@ class LlamaSequence:
         """
         t = self.transcript
         decoded = 0
+        self.batched_from, self._clean_state = None, b""
         while t.n_past < len(t.tokens):
             if cancel is not None and cancel.is_set():
                 break
@@ -84,23 +90,58 @@ class LlamaSequence:
     def settle(self, kept: int) -> None:
         """Keep the first `kept` verified tokens (now the transcript's next ones), forget the rest.
 
-        A rejected tail is undone by going back to where the batch started and decoding the
-        kept tokens again in one call, so the state is exactly that of a run which never
-        saw the rejected tokens, and the schedule says how it was made.
+        A transformer drops the rejected tail from its cache: a batch's rows do not depend on
+        the rows after them (bench/verify_rounding.py checks it), so the kept part is what a
+        batch of just those tokens would have made. A recurrent state cannot drop a tail: it
+        goes back to where the batch started and decodes the kept tokens again in one call.
+        Either way the state is exactly that of a run which never saw the rejected tokens,
+        and the schedule says how it was made. `kept` may be 0 (the batch is undone).
         """
         t = self.transcript
         start, batch = t.n_past, self._verifying
-        if not 0 < kept <= len(batch) or t.tokens[start : start + kept] != batch[:kept]:
+        if not 0 <= kept <= len(batch) or t.tokens[start : start + kept] != batch[:kept]:
             raise ValueError("the kept tokens are not the transcript's next ones")
         self._verifying = []
+        rebatched = kept > 1 or (kept == 1 and not self.model.is_hybrid)
         if kept < len(batch):
             if self.model.is_hybrid:
                 ok = self.context.restore(self._checkpoint, start)
+                if ok and kept:
+                    self.context.decode(batch[:kept], start)
             else:
-                ok = self.context.trim(start)
+                ok = self.context.trim(start + kept)
             if not ok:
                 raise DecodeError(f"could not drop a rejected draft at position {start}")
-            self.context.decode(batch[:kept], start)
+        else:
+            rebatched = True
+        if rebatched and self.batched_from is None:
+            self.batched_from, self._clean_state = start, self._checkpoint
         self._checkpoint = b""
-        t.schedule.append((start, kept))
+        if kept:
+            t.schedule.append((start, kept))
         t.n_past += kept
+
+    def redecode_alone(self) -> int:
+        """Decode again, one token at a time, every token of this reply a verification
+        batch decoded, so the context holds what decoding without drafting makes (llama.cpp
+        rounds a multi-token batch differently from a 1-token step). The last token's logits
+        are then ready to sample. Returns the number of tokens decoded again.
+        """
+        start, t = self.batched_from, self.transcript
+        if start is None:
+            return 0
+        end = t.n_past
+        if self.model.is_hybrid:
+            ok = self.context.restore(self._clean_state, start)
+        else:
+            ok = self.context.trim(start)
+        if not ok:
+            raise DecodeError(f"could not go back to position {start}")
+        t.n_past = start
+        t.schedule = [(s, n) for s, n in t.schedule if s + n <= start]
+        self.batched_from, self._clean_state = None, b""
+        for pos in range(start, end):
+            self.context.decode_one(t.tokens[pos], pos)
+            t.schedule.append((pos, 1))
+            t.n_past = pos + 1
+        return end - start
