@@ -12,10 +12,11 @@ logits, as drafting does) mixed with 1-token steps, and reports:
   (the KV cache itself carries the batch's rounding);
 - `prefix_rows_equal`: whether the rows of a batch equal those of a longer batch holding
   the same tokens first (so a rejected tail needs no second decode of the kept part);
-- `margins`: how often the reference's top-two gap is below twice the largest difference,
-  the gap under which a greedy pick may flip.
+- `top_pair_relative`: how far the gap between the top token and any of the next 15 moved,
+  over the row's largest |logit| (a greedy pick flips only when its lead is smaller);
+- `margins`: how often the reference's top-two gap is below those bounds.
 
-The greedy guard in frogdesk/engine/llama/generation.py (GREEDY_TIE_MARGIN) is set from
+The greedy guard in frogdesk/engine/llama/generation.py (GREEDY_TIE_FRACTION) is set from
 these figures with headroom.
 """
 
@@ -66,6 +67,19 @@ def row_logits(ctx: LlamaContext, row: int, n_vocab: int) -> np.ndarray:
     return np.ctypeslib.as_array(ptr, shape=(n_vocab,)).copy()
 
 
+TOP = 16
+"""Tokens nearest the top whose differences from the top token's difference are compared."""
+
+
+def pair_difference(got: np.ndarray, reference: np.ndarray) -> float:
+    """How far the gap between the reference's top token and any of its next `TOP` moved,
+    over the row's largest |logit|: the lead a greedy pick needs to stay the same."""
+    order = np.argsort(reference)[-TOP:]
+    delta = got - reference
+    moved = np.abs(delta[order] - delta[order[-1]]).max()
+    return float(moved / np.abs(reference).max())
+
+
 def batched_differences(
     model: LlamaModel,
     options: LlamaOptions,
@@ -81,7 +95,7 @@ def batched_differences(
     """
     n_vocab = model.n_vocab
     ctx = LlamaContext(model, options)
-    batch_row = single = relative = 0.0
+    batch_row = single = relative = pair = 0.0
     try:
         ctx.decode(prompt, 0)
         # Reply position 0's logits come from the prompt; each later position p is predicted
@@ -96,15 +110,22 @@ def batched_differences(
                     diff = np.abs(row_logits(ctx, i, n_vocab) - reference[p + i]).max()
                     batch_row = max(batch_row, float(diff))
                     relative = max(relative, float(diff / np.abs(reference[p + i]).max()))
+                    pair = max(pair, pair_difference(row_logits(ctx, i, n_vocab), reference[p + i]))
                 p += len(chunk)
             else:
                 ctx.decode_one(tokens[p - 1], len(prompt) + p - 1)
                 diff = np.abs(row_logits(ctx, -1, n_vocab) - reference[p]).max()
                 single = max(single, float(diff))
                 relative = max(relative, float(diff / np.abs(reference[p]).max()))
+                pair = max(pair, pair_difference(row_logits(ctx, -1, n_vocab), reference[p]))
                 p += 1
             use_batch = not use_batch
-        return {"batch_row": batch_row, "single_after_batches": single, "relative": relative}
+        return {
+            "batch_row": batch_row,
+            "single_after_batches": single,
+            "relative": relative,
+            "top_pair_relative": pair,
+        }
     finally:
         ctx.close()
 
@@ -147,6 +168,8 @@ def measure(path: Path, threads: int, n: int, sizes: list[int]) -> dict[str, Any
         worst = max(max(d.values()) for d in by_size.values())
         top2 = np.sort(reference, axis=1)[:, -2:]
         gaps = top2[:, 1] - top2[:, 0]
+        scale = np.abs(reference).max(axis=1)
+        pair = max(d["top_pair_relative"] for d in by_size.values())
         return {
             "model": str(path),
             "tokens": n,
@@ -156,6 +179,8 @@ def measure(path: Path, threads: int, n: int, sizes: list[int]) -> dict[str, Any
             "margins": {
                 "smallest_top2_gap": float(gaps.min()),
                 "below_twice_max_difference": int((gaps < 2 * worst).sum()),
+                "relative_leads": [round(float(x), 4) for x in np.sort(gaps / scale)[:12]],
+                "below_top_pair_difference": int((gaps / scale < pair).sum()),
             },
         }
     finally:

@@ -25,12 +25,13 @@ from frogdesk.engine.types import (
 )
 
 THINK_CLOSE = "</think>"
-GREEDY_TIE_FRACTION = 0.15
+GREEDY_TIE_FRACTION = 0.04
 """A greedy pick made from logits a verification batch touched (a batch row, or a step
 after batch-made tokens) is trusted when it leads the next possible token by at least this
-fraction of the row's largest |logit|. bench/verify_rounding.py measured such logits at
-most 4.7% of that away from 1-token decoding (SmolLM2 Q4_1; 0.2% on the tiny F16 qwen35);
-a pick can flip only below twice that, 9.4%: 15% leaves 1.6x headroom."""
+fraction of the row's largest |logit|. bench/verify_rounding.py measured how far the gap
+between the top token and any of the next 15 moves against 1-token decoding: at most 2.2%
+of that on SmolLM2 Q4_1 (all logits move up to 4.7%, mostly together); 4% leaves 1.8x
+headroom."""
 
 
 class ReplyRun:
@@ -216,7 +217,8 @@ class ReplyRun:
                 kept, alone = kept - 1, True
             self.drafts.add(self._drafter.name if self._drafter else "", len(draft), accepted)
             if self._policy is not None:
-                self._policy.score(accepted, rejected)
+                # A close call ends the draft's use like a rejection does (and costs more).
+                self._policy.score(accepted, rejected or untrusted)
             started = time.perf_counter()
             seq.settle(kept)
             if 0 < kept < len(draft) + 1 and self._seq.model.is_hybrid:  # decoded again
