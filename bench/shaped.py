@@ -110,7 +110,7 @@ def measure_speed(path: Path, args: argparse.Namespace) -> dict[str, Any]:
             kv_type=options.kv_cache_type,
         ),
     )
-    tools = tool_schemas()
+    tools = tool_schemas() if args.tools else []
     rows: dict[str, list[float]] = {k: [] for k in ("ours_pp", "raw_pp", "ours_tg", "raw_tg")}
     prompt_sizes: list[int] = []
     try:
@@ -287,6 +287,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--prompt-words", type=int, default=400)
     parser.add_argument("--decode", type=int, default=24)
+    parser.add_argument(
+        "--tools",
+        action="store_true",
+        help="send FrogDesk's tool schemas (a prompt of about 2,000 more tokens)",
+    )
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--contexts", type=lambda s: [int(x) for x in s.split(",")],
                         default=[8192, 32768, 131072])  # fmt: skip
