@@ -7,24 +7,19 @@ import json
 import sys
 import threading
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TextIO, cast
 
-from frogdesk.attempts.backends import attempt_backends, llama_fit
 from frogdesk.attempts.check import DEFAULT_CHECK_TIMEOUT
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptsOutcome
-from frogdesk.attempts.service import (
-    AttemptsError,
-    AttemptsSpec,
-    check_counts,
-    choose_attempt,
-    run_attempts,
-)
+from frogdesk.attempts.service import AttemptsError, AttemptsSpec, check_counts
 from frogdesk.commands.common import UserError
-from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
+from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
 from frogdesk.core.reviewing import apply_all
+from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent
+from frogdesk.sessions.active import SessionSpec
 
 
 def add_attempt_options(parser: argparse.ArgumentParser) -> None:
@@ -138,13 +133,18 @@ def describe(outcome: AttemptsOutcome) -> list[str]:
 
 
 def run_attempts_command(
-    service: Any, spec: Any, n: int, scripts: list[str], args: argparse.Namespace
+    workbench: CoreWorkbench,
+    spec: SessionSpec,
+    n: int,
+    scripts: list[str],
+    args: argparse.Namespace,
 ) -> int:
     """Run the attempts, print them, apply or discard as asked.
 
     Exit 0 when an attempt was chosen (its check passed), or, without a check, when at
     least one attempt ended with a final answer; 1 otherwise.
     """
+    service = workbench.service
     timeout = (
         args.check_timeout if args.check_timeout is not None else service.settings.check_timeout
     )
@@ -162,22 +162,20 @@ def run_attempts_command(
     printer = ProgressPrinter(sys.stderr, getattr(args, "quiet", False))
     output: Path | None = args.output.expanduser() if args.output else None
     try:
-        if attempts.backend == "llama" and n > 1:
-            printer.write(llama_fit(service.settings, attempts.model, n).describe())
-        with stop_on_signals(printer) as cancel, attempt_backends(n, printer.write) as factory:
-            outcome = run_attempts(
-                service,
+        with stop_on_signals(printer) as cancel:
+            outcome = workbench.start_attempts(
                 attempts,
-                backend_factory=factory,
-                cancel=cancel,
-                on_event=AttemptPrinter(sys.stderr, getattr(args, "quiet", False)),
+                ask_on_tty,
+                cancel,
+                AttemptPrinter(sys.stderr, getattr(args, "quiet", False)),
+                on_plan=printer.write,
                 on_started=lambda ids: printer.write(
                     f"attempts: {' '.join(i or '-' for i in ids)}"
                 ),
                 results_root=output,
             )
         if outcome.chosen and args.discard_others:
-            for gone in choose_attempt(service, outcome, outcome.chosen, keep_others=False):
+            for gone in workbench.keep_attempt(outcome, outcome.chosen, keep_others=False):
                 printer.write(f"discarded {gone}")
         if outcome.chosen and args.apply:
             printer.write(apply_all(service.store, outcome.chosen))

@@ -123,9 +123,7 @@ def main(args: argparse.Namespace) -> int:
             raise UserError(str(exc)) from None
     workbench = headless_workbench(args, settings, spec.repo)
     if attempts != 1 or len(scripts) > 1 or args.check is not None:
-        return run_attempts_command(
-            workbench.service, spec, attempts, [str(s) for s in scripts], args
-        )
+        return run_attempts_command(workbench, spec, attempts, [str(s) for s in scripts], args)
     return run_session(workbench, args, lambda printer: workbench.start(spec, ask_on_tty))
 
 

@@ -405,12 +405,38 @@ class CoreWorkbench:
             check=check,
             check_timeout=self.settings.check_timeout,
         )
-        if spec.backend == "llama" and n > 1:
-            llama_fit(self.settings, spec.model, n)  # says which N fits before anything starts
+        return self.start_attempts(attempts, approve, cancel, on_event)
+
+    def start_attempts(
+        self,
+        attempts: AttemptsSpec,
+        approve: ApproveCommand,
+        cancel: threading.Event,
+        on_event: AttemptEvents,
+        *,
+        on_plan: Callable[[str], None] | None = None,
+        on_started: Callable[[Sequence[str]], None] | None = None,
+        results_root: Path | None = None,
+    ) -> AttemptsOutcome:
+        """The attempts `attempts` describes (blocking): `on_plan` hears the context each llama
+        attempt gets, `on_started` the session ids; result files under `results_root`."""
+        self._approve = approve
+        n = attempts.n
+        if attempts.backend == "llama" and n > 1:
+            # says which N fits before anything starts
+            fit = llama_fit(self.settings, attempts.model, n)
+            if on_plan is not None:
+                on_plan(fit.describe())
         # the loaded model's weights serve the attempts too: one model in memory
-        with attempt_backends(n, loaded=loaded_model(self.backend)) as factory:
+        with attempt_backends(n, on_plan, loaded=loaded_model(self.backend)) as factory:
             return run_attempts(
-                self.service, attempts, backend_factory=factory, cancel=cancel, on_event=on_event
+                self.service,
+                attempts,
+                backend_factory=factory,
+                cancel=cancel,
+                on_event=on_event,
+                on_started=on_started,
+                results_root=results_root,
             )
 
     def attempt_patch(self, session_id: str) -> str:
@@ -422,5 +448,11 @@ class CoreWorkbench:
         self, outcome: AttemptsOutcome, session_id: str, keep_others: bool
     ) -> SessionRecord:
         """The chosen attempt's record; the others discarded unless kept (blocking)."""
-        choose_attempt(self.service, outcome, session_id, keep_others=keep_others)
+        self.keep_attempt(outcome, session_id, keep_others)
         return self.service.store.get(session_id)
+
+    def keep_attempt(
+        self, outcome: AttemptsOutcome, session_id: str, keep_others: bool
+    ) -> list[str]:
+        """`choose_attempt`, returning the ids of the attempts discarded (blocking)."""
+        return choose_attempt(self.service, outcome, session_id, keep_others=keep_others)
