@@ -19,7 +19,7 @@ from frogdesk.core.history import HistoryItem, history_items
 from frogdesk.core.models import load_backend
 from frogdesk.core.ports import AgentSession, ApproveCommand, AttemptEvents, SessionSummary
 from frogdesk.core.reviewing import SessionReview, apply_reviewed, load_review, undo_latest
-from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
+from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
 from frogdesk.engine.types import Backend, BackendInfo
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.models.switch import SwitchPlan, plan_switch

@@ -9,7 +9,7 @@ from pathlib import Path
 from frogdesk.config import Settings
 from frogdesk.engine.llama.fit import DoesNotFitError, address_space_room, fit_under_cap
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
+from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
 from frogdesk.engine.script_backend import ScriptBackend, ScriptError
 from frogdesk.engine.types import Backend
 from frogdesk.errors import FrogDeskError

@@ -9,7 +9,7 @@ import pytest
 
 from frogdesk.config import Settings
 from frogdesk.engine.backends import BackendError, make_backend, plan_llama
-from frogdesk.engine.openai_backend import OpenAIBackend
+from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.script_backend import ScriptBackend
 from frogdesk.system import physical_cores
 

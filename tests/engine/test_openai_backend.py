@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from frogdesk.engine.openai_backend import EndpointError, OpenAIBackend
+from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
 from frogdesk.engine.toolcall.parser import render_tool_call_xml
 from frogdesk.engine.types import (
     Backend,
@@ -518,7 +518,7 @@ def test_unsplit_content_with_a_call_and_no_think_close_is_content(server: Serve
 
 
 def test_sse_framing() -> None:
-    from frogdesk.engine.openai_stream import iter_sse_data
+    from frogdesk.engine.openai.stream import iter_sse_data
 
     lines = [
         b": keep-alive\r\n",

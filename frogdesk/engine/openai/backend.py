@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from frogdesk.engine.estimate import estimate_prompt_tokens
-from frogdesk.engine.openai_stream import (
+from frogdesk.engine.openai.stream import (
     ChunkAssembler,
     StreamError,
     bounded_lines,

@@ -1,0 +1,1 @@
+"""The `openai` backend: an OpenAI-compatible endpoint (llama-server, vLLM, SGLang), streamed."""
