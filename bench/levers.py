@@ -104,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
             runs[name].append(measure(model, configs[name], args))
+            # each run as it ends, so a long run shows where it stands
+            print(json.dumps({"rep": rep, "config": name, **runs[name][-1]}), file=sys.stderr)
     medians = {
         name: {key: statistics.median(r[key] for r in rows) for key in rows[0]}
         for name, rows in runs.items()
