@@ -7,8 +7,8 @@
 - `batched_vs_sequential`: wall time of 3 attempts batched over the same 3 attempts one
   after another on the single-sequence backend (same tokens: greedy, same prompt).
 - `mixed_vs_separate`: wall time of 3 attempts over several turns, each tool result's
-  prefill sharing the batch with the others' decode steps, over the same run with each
-  prefill in a batch of its own (the default); `raw_mixed_vs_two_batches` the same on
+  prefill sharing the batch with the others' decode steps (the default), over the same run
+  with each prefill in a batch of its own; `raw_mixed_vs_two_batches` the same on
   llama.cpp's low-level API for one 128-token prefill beside two decode steps.
 
 Every measurement runs `--repeats` times, the runs of one repeat back to back in an order

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
+
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
@@ -14,6 +16,8 @@ from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.types import GenerationSettings, Message
 from frogdesk.paths import AppPaths
 from tests.support.scripted import make_repo
+
+pytestmark = [pytest.mark.llama, pytest.mark.slow]
 
 
 def attempts(bench: CoreWorkbench) -> AttemptsOutcome:

@@ -2,15 +2,16 @@
 
 N attempts run at once, each with tool results of its own, so their conversations part
 after the first reply. Per attempt: only new tokens are ever decoded (no re-read), its
-token transcript is the one a single-attempt backend builds from the same messages, each
+decode calls cover its own token transcript without gaps, each
 turn boundary of the hybrid model has a snapshot of that sequence's own state, and an
 edit on one attempt goes back to its own snapshot without touching the others.
 
-Tokens are compared, not logits, while the attempts run at once: a ubatch attends over as
+Neither tokens nor logits are compared with a single-attempt run here: while attempts run
+at once, which of them share a batch depends on thread timing, a ubatch attends over as
 many KV cells as its longest sequence holds (padded to 256) and the hybrid layers run in
-ubatches of several rows, so the rounding of the logits depends on who shares the batch;
-greedy sampling makes them argmax-equal, and that is what is checked. With the same batch
-shapes (one attempt at a time) the logits are equal: see test_llama.py.
+ubatches of several rows, so the logits' rounding differs from run to run and a greedy
+near-tie may fall either way. With the same batch shapes (one attempt at a time) the
+logits are equal, and attempts at once sample the same short replies: see test_llama.py.
 """
 
 from __future__ import annotations
@@ -134,34 +135,17 @@ def test_each_attempt_keeps_its_own_transcript_snapshots_and_never_rereads(
             on = reply(shared.backends[i], messages, greedy(TURNS))
             assert usage(on)[2] == prompt + completion - 1
             ends[i] = on
-        edited_transcript = list(shared.backends[1].transcript.tokens)
-        final = {i: list(shared.backends[i].transcript.tokens) for i in range(N)}
+        assert again.finish is not None and ends[0].finish is not None
+        for t in [shared.backends[i].transcript for i in range(N)]:
+            # each sequence's decode calls cover its transcript once, without gaps: nothing
+            # was read twice, nothing skipped (the opening counts once, in the owner's calls)
+            position = 0
+            for start, count in t.schedule:
+                assert start == position
+                position += count
+            assert position == t.n_past
     finally:
         shared.close()
-
-    # The same conversations on a single-attempt backend, one after another: the same tokens.
-    alone = LlamaBackend(path, OPTIONS)
-    try:
-        for i in range(N):
-            messages, replies = conversation(alone, i)
-            assert [r.finish.raw_tokens for r in replies if r.finish] == [
-                r.finish.raw_tokens for r in results[i][1] if r.finish
-            ]
-            if i == 1:
-                r = reply(alone, [*messages[:-1], Message("tool", "calc_1.py\n1. nothing here")],
-                          greedy(TURNS))  # fmt: skip
-                assert r.finish is not None and again.finish is not None
-                assert r.finish.raw_tokens == again.finish.raw_tokens
-                assert alone.transcript.tokens == edited_transcript
-            else:
-                r = reply(alone, messages, greedy(TURNS))
-                assert r.finish is not None and ends[i].finish is not None
-                assert r.finish.raw_tokens == ends[i].finish.raw_tokens
-                assert alone.transcript.tokens == final[i]
-        # positive control: the single backend's last transcript is attempt 2's, not 0's
-        assert alone.transcript.tokens != final[0]
-    finally:
-        alone.close()
 
 
 @pytest.mark.slow

@@ -3,10 +3,10 @@
 Each sequence is driven by its own thread (an attempt's Leaf loop) through a
 `SequenceContext`, which looks to the llama backend like a context of its own. A decode
 request waits until no sequence still holds logits it has not sampled from, then the
-waiting decode steps of all generating sequences go into one batch; the prefill of a
-sequence that came back from its tools (or starts a reply) gets a batch of its own between
-them, or, with `mix_prefill`, shares the batch with the others' decode steps. A sequence
-that runs tools takes no part and holds nobody up.
+waiting decode steps of all generating sequences go into one batch, and the prefill of a
+sequence that came back from its tools (or starts a reply) shares that batch (with
+`mix_prefill` off it gets a batch of its own between them). A sequence that runs tools
+takes no part and holds nobody up.
 
 Mixed batches give every sequence its own logits, as a batch of its own would: the KV cache
 has a stream per sequence, so llama.cpp splits a batch into equal-length ubatches of
@@ -14,10 +14,11 @@ sequences with consecutive ids, and each sequence sees only its own cells. Bit f
 a transformer while the sequences' lengths round to the same 256 cells (a ubatch attends
 over as many cells as its longest sequence holds, so beyond that, as in plain decode
 batches of several sequences, the rounding differs and the argmax does not); within
-float rounding on a hybrid model. The tests show both. They are not
-the default: the split puts the decode steps and the prefill's first token in one ubatch
-and the rest of the prefill in the next, the same two graph runs as two batches, so they
-save little work (bench/attempts.py measures it as `mixed_vs_separate`).
+float rounding on a hybrid model. The tests show both. They run the same graphs as
+separate batches (llama.cpp puts the decode steps and the prefill's first token in one
+ubatch and the rest of the prefill in the next) but save the scheduler a round per
+prefill, one llama_decode call and one wake-up of every waiting attempt: measured faster
+(bench/attempts.py, `mixed_vs_separate`), so they are the default.
 """
 
 from __future__ import annotations
@@ -63,11 +64,11 @@ class BatchStats:
 class BatchScheduler:
     """Gathers decode requests of several sequences into shared llama_decode calls."""
 
-    def __init__(self, context: LlamaContext, n_seq: int, *, mix_prefill: bool = False) -> None:
+    def __init__(self, context: LlamaContext, n_seq: int, *, mix_prefill: bool = True) -> None:
         self.context = context
         self.n_seq = n_seq
         self.mix_prefill = mix_prefill
-        """Put a prefill into the batch of the others' decode steps, not into one of its own."""
+        """Put a prefill into the batch of the others' decode steps (off: a batch of its own)."""
         self.n_batch = context.n_batch
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._cond = threading.Condition()

@@ -43,7 +43,7 @@ class SharedLlama:
         options: LlamaOptions,
         *,
         model: LlamaModel | None = None,
-        mix_prefill: bool = False,
+        mix_prefill: bool = True,
     ) -> None:
         """Load `model_path` (or use `model`, already loaded from it, which stays its
         owner's: closing this leaves it loaded) and make a context of `n_seq` sequences."""
