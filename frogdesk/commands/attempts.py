@@ -15,7 +15,6 @@ from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.attempts.service import AttemptsError, AttemptsSpec, check_counts
 from frogdesk.commands.common import UserError
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
-from frogdesk.core.reviewing import apply_all
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent
@@ -144,9 +143,8 @@ def run_attempts_command(
     Exit 0 when an attempt was chosen (its check passed), or, without a check, when at
     least one attempt ended with a final answer; 1 otherwise.
     """
-    service = workbench.service
     timeout = (
-        args.check_timeout if args.check_timeout is not None else service.settings.check_timeout
+        args.check_timeout if args.check_timeout is not None else workbench.settings.check_timeout
     )
     attempts = AttemptsSpec(
         task=spec.task,
@@ -178,7 +176,7 @@ def run_attempts_command(
             for gone in workbench.keep_attempt(outcome, outcome.chosen, keep_others=False):
                 printer.write(f"discarded {gone}")
         if outcome.chosen and args.apply:
-            printer.write(apply_all(service.store, outcome.chosen))
+            printer.write(workbench.apply_all(outcome.chosen))
     except AttemptsError as exc:
         raise UserError(str(exc)) from None
     if args.json:

@@ -21,7 +21,6 @@ from frogdesk.commands.attempts import (
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
 from frogdesk.config import Settings
-from frogdesk.core.reviewing import apply_all
 from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
 from frogdesk.inert import inert_text
 from frogdesk.leaf.events import (
@@ -180,12 +179,11 @@ def run_session(
         session.close()
     outcome = session.outcome
     assert outcome is not None  # run() returned, so the run ended
-    service = workbench.service
-    output: Path = args.output or service.store.session_dir(outcome.record.id)
+    output: Path = args.output or workbench.session_dir(outcome.record.id)
     traj_path, patch_path = write_results(output.expanduser(), outcome.trajectory)
     printer.write(f"wrote {traj_path} and {patch_path}")
     if getattr(args, "apply", False) and outcome.patch:
-        printer.write(apply_all(service.store, outcome.record.id))
+        printer.write(workbench.apply_all(outcome.record.id))
     if args.json:
         summary = {
             "session_id": outcome.record.id,

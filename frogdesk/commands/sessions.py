@@ -19,7 +19,6 @@ from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.models import print_countdown, print_progress
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty
 from frogdesk.commands.run import headless_workbench, run_session
-from frogdesk.core.chooser import pull_missing
 from frogdesk.core.status import status_words
 from frogdesk.core.workbench import CoreSession, CoreWorkbench
 from frogdesk.inert import inert_line
@@ -27,7 +26,7 @@ from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import hub_token
 from frogdesk.models.hub_http import RetryPolicy
 from frogdesk.sessions.active import shown_status
-from frogdesk.sessions.store import DAMAGED_LINES_FILE, TRANSCRIPT_FILE
+from frogdesk.sessions.store import DAMAGED_LINES_FILE
 
 
 def register(sub: Any) -> None:
@@ -103,9 +102,7 @@ def _workbench(args: argparse.Namespace) -> CoreWorkbench:
 
 def list_main(args: argparse.Namespace) -> int:
     """Print the sessions (a table, or JSON with --json)."""
-    store = _workbench(args).service.store
-    records = store.list()
-    damaged = store.damaged()
+    records, damaged = _workbench(args).stored_sessions()
     if args.json:
         rows = [{**dataclasses.asdict(r), "status": shown_status(r)} for r in records]
         rows += [
@@ -130,11 +127,9 @@ def list_main(args: argparse.Namespace) -> int:
 
 def repair_main(args: argparse.Namespace) -> int:
     """Set the unreadable lines of a session's transcript aside so it can be resumed."""
-    store = _workbench(args).service.store
-    folder = store.session_dir(args.id)
-    if not (folder / TRANSCRIPT_FILE).is_file():
-        raise UserError(f"no session {args.id!r} with a transcript (see `frogdesk sessions`)")
-    moved = store.repair_damaged_lines(args.id)
+    workbench = _workbench(args)
+    folder = workbench.session_dir(args.id)
+    moved = workbench.repair(args.id)
     if not moved:
         sys.stdout.write(f"session {args.id}: the transcript reads fine; nothing to repair\n")
         return 0
@@ -164,10 +159,8 @@ def pull_for_switch(spec: str, workbench: CoreWorkbench, printer: ProgressPrinte
     stops and keeps the partial file); False when there is nothing to pull."""
     cancel = threading.Event()
     try:
-        pulled, notes = pull_missing(
+        pulled, notes = workbench.pull_missing(
             spec,
-            workbench.settings,
-            workbench.service.paths,
             token=hub_token(),
             retry=RetryPolicy(on_wait=print_countdown),
             progress=print_progress,
@@ -238,10 +231,6 @@ def send_back_main(args: argparse.Namespace) -> int:
 
 def discard_main(args: argparse.Namespace) -> int:
     """Remove the session's worktree; its transcript and records stay."""
-    service = _workbench(args).service
-    record = service.store.get(args.id)
-    if shown_status(record) == "running":
-        raise UserError(f"session {record.id} is running (pid {record.pid}); stop it first")
-    record = service.discard(record.id)
+    record = _workbench(args).discard(args.id)
     sys.stdout.write(inert_line(f"discarded {record.id}") + "\n")
     return 0

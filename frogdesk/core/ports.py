@@ -89,8 +89,9 @@ class Workbench(Protocol):
         """Stored sessions of this repository, newest first (blocking)."""
         ...
 
-    def discard(self, session_id: str) -> None:
-        """Remove a session and its worktree (blocking)."""
+    def discard(self, session_id: str) -> SessionRecord:
+        """Remove a session's worktree, the session marked discarded (blocking); refused while
+        another process runs it."""
         ...
 
     def review(self, session_id: str) -> SessionReview:

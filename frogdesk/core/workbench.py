@@ -15,13 +15,22 @@ from frogdesk.attempts.check import detect_check
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.attempts.service import AttemptsSpec, choose_attempt, run_attempts
 from frogdesk.config import Settings
+from frogdesk.core.chooser import pull_missing
 from frogdesk.core.history import HistoryItem, history_items
 from frogdesk.core.models import load_backend
 from frogdesk.core.ports import AgentSession, ApproveCommand, AttemptEvents, SessionSummary
-from frogdesk.core.reviewing import SessionReview, apply_reviewed, load_review, undo_latest
+from frogdesk.core.reviewing import (
+    SessionReview,
+    apply_all,
+    apply_reviewed,
+    load_review,
+    undo_latest,
+)
 from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
 from frogdesk.engine.types import Backend, BackendInfo
 from frogdesk.leaf.events import LoopEvent
+from frogdesk.models.download import ProgressCallback
+from frogdesk.models.hub_http import NO_RETRY, RetryPolicy
 from frogdesk.models.switch import SwitchPlan, plan_switch
 from frogdesk.paths import AppPaths
 from frogdesk.review.apply import ApplyResult
@@ -34,6 +43,7 @@ from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.runner import SessionOutcome, SessionService
 from frogdesk.sessions.sendback import SentBack, SessionBusyError
+from frogdesk.sessions.store import TRANSCRIPT_FILE, DamagedSession, SessionNotFoundError
 from frogdesk.sessions.switch import ModelSwitch, measured_prefill_rate
 
 
@@ -291,10 +301,55 @@ class CoreWorkbench:
         out.sort(key=lambda s: s.record.created_at, reverse=True)
         return out
 
-    def discard(self, session_id: str) -> None:
-        """Remove the session's worktree (blocking)."""
-        self.service.discard(session_id)
-        self._opened.pop(session_id, None)
+    def stored_sessions(self) -> tuple[list[SessionRecord], list[DamagedSession]]:
+        """Every repository's sessions, and the session folders that cannot be read."""
+        return self.service.store.list(), self.service.store.damaged()
+
+    def session_dir(self, session_id: str) -> Path:
+        """The folder holding a session's transcript, records and result files."""
+        return self.service.store.session_dir(session_id)
+
+    def repair(self, session_id: str) -> int:
+        """Set a session's unreadable transcript lines aside; how many (0: nothing to repair)."""
+        if not (self.session_dir(session_id) / TRANSCRIPT_FILE).is_file():
+            raise SessionNotFoundError(
+                f"no session {session_id!r} with a transcript (see `frogdesk sessions`)"
+            )
+        return self.service.store.repair_damaged_lines(session_id)
+
+    def discard(self, session_id: str) -> SessionRecord:
+        """Remove the session's worktree (blocking); refused while another process runs it."""
+        record = self.service.store.get(session_id)
+        if shown_status(record) == "running" and record.pid != os.getpid():
+            raise SessionBusyError(
+                f"session {record.id} is running (pid {record.pid}); stop it first"
+            )
+        self._opened.pop(record.id, None)
+        return self.service.discard(record.id)
+
+    def apply_all(self, session_id: str) -> str:
+        """Apply every hunk of a session to the repository; the one line that says what."""
+        return apply_all(self.service.store, session_id)
+
+    def pull_missing(
+        self,
+        spec: str,
+        *,
+        token: str | None = None,
+        retry: RetryPolicy = NO_RETRY,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> tuple[Path | None, list[str]]:
+        """Pull the Hub quant `spec` names when it is not on disk (see core.chooser)."""
+        return pull_missing(
+            spec,
+            self.settings,
+            self.service.paths,
+            token=token,
+            retry=retry,
+            progress=progress,
+            cancel=cancel,
+        )
 
     def review(self, session_id: str) -> SessionReview:
         """The session's diff and saved decisions."""

@@ -100,8 +100,9 @@ class ReplayWorkbench:
     def sessions(self) -> Sequence[SessionSummary]:
         return [SessionSummary(self.session.record, self.session.changed)]
 
-    def discard(self, session_id: str) -> None:
+    def discard(self, session_id: str) -> SessionRecord:
         self.discarded.append(session_id)
+        return self.session.record
 
     def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> ReplaySession:
         self.sent_back.append(comment)

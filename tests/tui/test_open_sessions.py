@@ -4,6 +4,7 @@ and continues with a new message; one made by `frogdesk run` opens the same way.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,44 @@ async def test_an_empty_prompt_on_a_finished_session_asks_for_a_message(tmp_path
         assert any("write a message to continue it" in t for t in shown_texts(screen))
     transcript = SessionStore(AppPaths.default().sessions_dir).read_transcript(session_id)
     assert len(transcript.steps) == 2 and not transcript.followups
+
+
+async def test_a_session_another_process_runs_is_not_discarded(tmp_path: Path) -> None:
+    repo, script, session_id = headless_session(tmp_path)
+    store = SessionStore(AppPaths.default().sessions_dir)
+    worktree = Path(store.get(session_id).worktree)
+    runner = subprocess.Popen(["sleep", "300"])
+    try:
+        record = store.get(session_id)
+        record.status, record.pid = "running", runner.pid
+        store.update(record)
+
+        refused = frogdesk("sessions", "discard", session_id)
+        assert refused.returncode != 0 and "is running" in refused.stderr, refused.stderr
+        assert worktree.is_dir()
+
+        settings = Settings(backend="script")
+        app = FrogDeskApp(CoreWorkbench(repo, settings, script=script), settings)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.press("ctrl+s")
+            await wait_for(
+                pilot,
+                lambda: isinstance(app.screen, SessionsScreen) and bool(app.screen.summaries),
+                "the list",
+            )
+            await pilot.press("d")
+            await pilot.pause()
+            await pilot.press("y")
+            await wait_for(
+                pilot,
+                lambda: any("is running" in str(n.message) for n in app._notifications),
+                "the refusal",
+            )
+        assert worktree.is_dir() and store.get(session_id).status == "running"
+    finally:
+        runner.kill()
+        runner.wait()
+    # Control: once that process is gone the same discard goes through.
+    done = frogdesk("sessions", "discard", session_id)
+    assert done.returncode == 0, done.stderr
+    assert not worktree.exists() and store.get(session_id).status == "discarded"
