@@ -262,6 +262,32 @@ def test_the_policy_drafts_only_when_it_pays() -> None:
     assert compute_bound.length(8) == 0
 
 
+def test_close_calls_decoded_again_are_charged_to_drafting() -> None:
+    """Greedy close calls decode batch-made tokens again; when that eats the gain, drafting
+    stops, and it comes back after a stretch of plain steps."""
+
+    def measured() -> DraftPolicy:
+        policy = DraftPolicy()
+        for _ in range(30):
+            policy.timed(1, 0.010)
+            policy.timed(5, 0.020)  # a batch of 5 costs 2 single steps
+        for _ in range(10):
+            policy.score(2, True)  # about 2 of 4 drafted tokens accepted
+        return policy
+
+    # Control: without re-decoding, drafting 4 pays.
+    assert measured().length(4) > 0
+    charged = measured()
+    for _ in range(20):
+        charged.verified()
+        charged.redecoded(4)  # every batch's tokens decoded again
+    assert charged.redecode_charge > 3
+    assert charged.length(4) == 0
+    for _ in range(300):
+        charged.stepped()
+    assert charged.length(4) > 0
+
+
 def test_the_ngram_drafter_proposes_what_followed_and_follows_cuts() -> None:
     drafter = NgramDrafter()
     tokens = [5, 6, 7, 8, 9, 10, 1, 2, 5, 6, 7]

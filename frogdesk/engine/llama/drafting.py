@@ -12,6 +12,9 @@ PRIOR_ACCEPTANCE = 0.5
 """Acceptance assumed before any draft was scored."""
 DECAY = 0.9
 """Weight of the past in the running acceptance and cost figures (per scored draft token)."""
+REDECODE_FORGET = 0.99
+"""Per plain step, how much of the re-decoding charge is kept while nothing is drafted (so
+drafting is tried again once the text repeats, after a stretch where it did not pay)."""
 
 
 class Drafter(Protocol):
@@ -65,6 +68,8 @@ class DraftPolicy:
         self._hits = PRIOR_ACCEPTANCE
         self._trials = 1.0
         self._seconds: dict[int, float] = {}
+        self._redecoded = 0.0
+        """Running tokens decoded again per verification batch (greedy close calls)."""
 
     @property
     def acceptance(self) -> float:
@@ -79,6 +84,23 @@ class DraftPolicy:
         if rejected:
             self._hits *= DECAY
             self._trials = self._trials * DECAY + 1.0
+
+    def verified(self) -> None:
+        """A verification batch ran (the re-decoding charge is an average per batch)."""
+        self._redecoded *= DECAY
+
+    def redecoded(self, n_tokens: int) -> None:
+        """A greedy close call decoded `n_tokens` batch-made tokens again, one at a time."""
+        self._redecoded += n_tokens * (1 - DECAY)
+
+    def stepped(self) -> None:
+        """A plain 1-token step ran: the re-decoding charge fades while nothing is drafted."""
+        self._redecoded *= REDECODE_FORGET
+
+    @property
+    def redecode_charge(self) -> float:
+        """Single steps of re-decoding each verification batch costs on average lately."""
+        return self._redecoded
 
     def timed(self, n_tokens: int, seconds: float) -> None:
         """Record the wall time of one decode call of `n_tokens` tokens."""
@@ -122,6 +144,8 @@ class DraftPolicy:
             # A rejection re-decodes the accepted part; charge the expected share of it.
             a = min(self.acceptance, 0.999)
             cost += (1.0 - a**k) * self.cost(max(1, round(self.expected_tokens(k))))
+        # Greedy close calls decode batch-made tokens again one at a time: charge their share.
+        cost += self._redecoded
         return self.expected_tokens(k) / cost
 
     def length(self, available: int) -> int:

@@ -184,11 +184,15 @@ class ReplyRun:
                 started = time.perf_counter()
                 seq.step(pending)
                 self._timed(1, started)
+                if self._policy is not None:
+                    self._policy.stepped()
                 sample = True
                 continue
             started = time.perf_counter()
             seq.verify([pending, *draft])
             self._timed(len(draft) + 1, started)
+            if self._policy is not None:
+                self._policy.verified()
             kept, rejected, untrusted = 1, False, False
             for i in range(len(draft) + 1):
                 if stream.stopped_before_sampling(cancel):
@@ -240,6 +244,8 @@ class ReplyRun:
             self.drafts.redecoded += n
             self.drafts.fallbacks += 1
             self._timed(1, started, n)
+            if self._policy is not None:
+                self._policy.redecoded(n)
 
     def _emit(self, stream: ReplyStream, token: int) -> Iterator[EngineEvent]:
         yield from stream.emit(token)
