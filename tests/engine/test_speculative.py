@@ -272,7 +272,7 @@ def test_close_calls_decoded_again_are_charged_to_drafting() -> None:
             policy.timed(1, 0.010)
             policy.timed(5, 0.020)  # a batch of 5 costs 2 single steps
         for _ in range(10):
-            policy.score(2, True)  # about 2 of 4 drafted tokens accepted
+            policy.score(3, True)  # about 3 of 4 drafted tokens accepted
         return policy
 
     # Control: without re-decoding, drafting 4 pays.

@@ -140,10 +140,13 @@ class DraftPolicy:
         if k <= 0:
             return 1.0
         cost = self.cost(k + 1)
+        a = min(self.acceptance, 0.999)
         if self.rollback_redecodes:
             # A rejection re-decodes the accepted part; charge the expected share of it.
-            a = min(self.acceptance, 0.999)
             cost += (1.0 - a**k) * self.cost(max(1, round(self.expected_tokens(k))))
+        else:
+            # A draft rejected at once leaves one batch-made row, decoded again alone.
+            cost += 1.0 - a
         # Greedy close calls decode batch-made tokens again one at a time: charge their share.
         cost += self._redecoded
         return self.expected_tokens(k) / cost

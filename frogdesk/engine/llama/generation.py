@@ -225,7 +225,8 @@ class ReplyRun:
                 self._policy.score(accepted, rejected or untrusted)
             started = time.perf_counter()
             seq.settle(kept)
-            if 0 < kept < len(draft) + 1 and self._seq.model.is_hybrid:  # decoded again
+            if 0 < kept < len(draft) + 1 and (self._seq.model.is_hybrid or kept == 1):
+                # decoded again
                 self._timed(kept, started)
             if stream.reason is not None:
                 return

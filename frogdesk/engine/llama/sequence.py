@@ -91,23 +91,29 @@ class LlamaSequence:
         """Keep the first `kept` verified tokens (now the transcript's next ones), forget the rest.
 
         A transformer drops the rejected tail from its cache: a batch's rows do not depend on
-        the rows after them (bench/verify_rounding.py checks it), so the kept part is what a
-        batch of just those tokens would have made. A recurrent state cannot drop a tail: it
-        goes back to where the batch started and decodes the kept tokens again in one call.
-        Either way the state is exactly that of a run which never saw the rejected tokens,
-        and the schedule says how it was made. `kept` may be 0 (the batch is undone).
+        the rows after them (bench/verify_rounding.py checks it), so two or more kept tokens
+        are what a batch of just those tokens would have made. One kept token is not: a
+        1-token step rounds differently from a batch's row, so it is decoded again alone, as
+        without drafting. A recurrent state cannot drop a tail: it goes back to where the
+        batch started and decodes the kept tokens again in one call. Either way the state is
+        exactly that of a run which never saw the rejected tokens, and the schedule says how
+        it was made. `kept` may be 0 (the batch is undone).
         """
         t = self.transcript
         start, batch = t.n_past, self._verifying
         if not 0 <= kept <= len(batch) or t.tokens[start : start + kept] != batch[:kept]:
             raise ValueError("the kept tokens are not the transcript's next ones")
         self._verifying = []
-        rebatched = kept > 1 or (kept == 1 and not self.model.is_hybrid)
+        rebatched = kept > 1
         if kept < len(batch):
             if self.model.is_hybrid:
                 ok = self.context.restore(self._checkpoint, start)
                 if ok and kept:
                     self.context.decode(batch[:kept], start)
+            elif kept == 1:
+                ok = self.context.trim(start)
+                if ok:
+                    self.context.decode(batch[:1], start)
             else:
                 ok = self.context.trim(start + kept)
             if not ok:
