@@ -86,6 +86,9 @@ class Sampler:
         self._chain: Any = llama_cpp.llama_sampler_chain_init(params)
         self._n_vocab = model.n_vocab
         self._ids = np.arange(model.n_vocab, dtype=np.int32)
+        self._scratch = np.empty(model.n_vocab, dtype=np.float32)
+        self._plain_greedy = settings.temperature <= 0 and grammar is None and not banned
+        """Whether the chain is the greedy sampler alone (it picks the first largest logit)."""
         self._add_all(model, settings, grammar, banned, seed_offset)
 
     def _add(self, sampler: Any) -> None:
@@ -137,6 +140,8 @@ class Sampler:
         """
         n_vocab = self._n_vocab
         logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, row), shape=(n_vocab,))
+        if self._plain_greedy:
+            return self._choose_greedy(logits)
         data = np.empty(n_vocab, dtype=_TOKEN_DATA)
         data["id"] = self._ids
         data["logit"] = logits
@@ -155,6 +160,18 @@ class Sampler:
         possible[array.selected] = -np.inf
         lead = float(best - possible.max()) if possible.size > 1 else float("inf")
         return Pick(token, lead if lead == lead else 0.0, float(np.abs(logits).max()))
+
+    def _choose_greedy(self, logits: np.ndarray) -> Pick:
+        """`choose` for a chain that is the greedy sampler alone, without running it: the
+        first largest logit (the greedy sampler's pick) and its lead over every other."""
+        token = int(logits.argmax())
+        best = float(logits[token])
+        rest = self._scratch
+        np.copyto(rest, logits)
+        rest[token] = -np.inf
+        lead = best - float(rest.max())
+        scale = max(abs(best), abs(float(logits.min())))
+        return Pick(token, lead if lead == lead else 0.0, scale)
 
     def accept(self, token: int) -> None:
         """Take `token` into the chain's state, as `sample` does after picking it."""
