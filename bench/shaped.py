@@ -99,6 +99,7 @@ def measure_speed(path: Path, args: argparse.Namespace) -> dict[str, Any]:
     """Ours and the reference loop in turns on one model: prefill and decode rates."""
     options = LlamaOptions(n_ctx=args.n_ctx, n_threads=args.threads, speculative=False)
     backend = LlamaBackend(path, options)
+    hybrid = backend.model.is_hybrid
     raw = RawContext(
         backend.model.handle,
         RawSettings(
@@ -106,7 +107,7 @@ def measure_speed(path: Path, args: argparse.Namespace) -> dict[str, Any]:
             n_batch=options.n_batch,
             n_ubatch=options.n_ubatch,
             threads=options.threads,
-            flash_attn=options.flash_attn,
+            flash_attn=options.flash_attn_for(backend.model.is_hybrid),
             kv_type=options.kv_cache_type,
         ),
     )
@@ -149,7 +150,7 @@ def measure_speed(path: Path, args: argparse.Namespace) -> dict[str, Any]:
         "median_tok_s": {k: round(v, 2) for k, v in med.items()},
         "prefill_ratio": med["ours_pp"] / med["raw_pp"],
         "decode_ratio": med["ours_tg"] / med["raw_tg"] if "ours_tg" in med else None,
-        "options": _load_options(options),
+        "options": _load_options(options, hybrid),
     }
 
 
@@ -160,10 +161,10 @@ def _prompt_tokens(backend: LlamaBackend, messages: list[Message], tools: Any) -
     return backend.model.tokenize(text, add_special=False)
 
 
-def _load_options(options: LlamaOptions) -> dict[str, Any]:
+def _load_options(options: LlamaOptions, hybrid: bool) -> dict[str, Any]:
     return {
         "use_mmap": options.use_mmap,
-        "flash_attn": options.flash_attn,
+        "flash_attn": options.flash_attn_for(hybrid),
         "kv_cache_type": options.kv_cache_type,
         "n_batch": options.n_batch,
         "n_ubatch": options.n_ubatch,
@@ -224,7 +225,8 @@ def mmap_child(path: Path, use_mmap: bool, args: argparse.Namespace) -> dict[str
         model,
         RawSettings(
             n_ctx=args.n_ctx, n_batch=options.n_batch, n_ubatch=options.n_ubatch,
-            threads=options.threads, flash_attn=options.flash_attn,
+            threads=options.threads,
+            flash_attn=options.flash_attn_for(inspect_gguf(path).recurrent_layers > 0),
             kv_type=options.kv_cache_type,
         ),
     )  # fmt: skip

@@ -55,10 +55,13 @@ class Settings:
     """Layers offloaded to the GPU; -1 lets the memory plan decide, 0 keeps everything on the CPU."""
     context_size: int = 0
     """llama.cpp context in tokens; 0 takes the largest that fits, at most max_context_tokens."""
-    flash_attn: bool = False
-    """Use flash attention in llama.cpp."""
+    flash_attn: str = "auto"
+    """Flash attention in llama.cpp: on, off, or auto (on for a quantized KV cache, which
+    needs it, and where measured faster for the model's architecture; true and false are
+    read as on and off)."""
     kv_cache_type: str = "f16"
-    """KV cache element type: f16, q8_0 or q4_0."""
+    """KV cache element type: f16, or q8_0 (half the memory) or q4_0 (a quarter), which turn
+    flash attention on under auto and cannot be used with it off."""
     speculative: bool = True
     """Draft tokens from the conversation's own text and let the model verify several per
     step (llama backend; the output is the same, only faster when the model copies text)."""
@@ -78,6 +81,12 @@ class Settings:
     """Attempts at each task, side by side in their own worktrees (`run --attempts N`)."""
     check_timeout: float = 600.0
     """Seconds the check command may run in each attempt's worktree before it counts as failed."""
+
+    @property
+    def flash_attn_choice(self) -> bool | None:
+        """`flash_attn` as the engine takes it: True (on), False (off) or None (auto)."""
+        return {"on": True, "off": False}.get(self.flash_attn)
+
     enable_thinking: bool = True
     """Let the model reason in <think> before acting, as it was trained."""
     sandbox: str = "auto"
@@ -194,8 +203,27 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "backend": ("llama", "openai", "script"),
     "sandbox": ("auto", "bwrap", "landlock", "none"),
     "kv_cache_type": ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl"),
+    "flash_attn": ("auto", "on", "off"),
 }
 """Options that take one of a few words."""
+SWITCHES = frozenset({"flash_attn"})
+"""Word options that were booleans once: true and false (and their environment spellings)
+still mean on and off."""
+_SWITCH_WORDS = {"1": "on", "true": "on", "yes": "on", "0": "off", "false": "off", "no": "off"}
+
+
+def _switch(key: str, value: Any) -> Any:
+    """An old boolean spelling of a switch option as its word; any other value as it is."""
+    if key not in SWITCHES:
+        return value
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        return _SWITCH_WORDS.get(lowered, lowered)
+    return value
+
+
 MINIMUM: dict[str, float] = {
     "download_min_rate": 0,
     "download_stall_seconds": 0.1,
@@ -231,7 +259,7 @@ def validate(data: Mapping[str, Any], source: str) -> dict[str, Any]:
     for key, value in data.items():
         if key not in types_by_key:
             raise ConfigError(f"{source}: unknown key '{key}'")
-        out[key] = _check_type(key, value, types_by_key[key], source)
+        out[key] = _check_type(key, _switch(key, value), types_by_key[key], source)
         _check_value(key, out[key], source)
     return out
 
@@ -261,7 +289,7 @@ def read_env(environ: Mapping[str, str]) -> dict[str, Any]:
         key = name[len(ENV_PREFIX) :].lower()
         if key not in types_by_key:
             continue  # other FROGDESK_* variables (paths, test switches) are not settings
-        out[key] = _parse_env(key, raw, types_by_key[key], f"environment {name}")
+        out[key] = _switch(key, _parse_env(key, raw, types_by_key[key], f"environment {name}"))
         _check_value(key, out[key], f"environment {name}")
     return out
 

@@ -31,7 +31,7 @@ def llama_fit(settings: Settings, model: str, n: int) -> AttemptsFit:
         available_memory(),
         n,
         kv_type=settings.kv_cache_type,
-        flash=settings.flash_attn,
+        flash=settings.flash_attn_choice,
         wanted=settings.context_size,
         ceiling=settings.max_context_tokens,
     )

@@ -10,14 +10,19 @@ from frogdesk.models.memory import CONTEXT_PAD, HEADROOM, estimate, largest_fitt
 from frogdesk.models.system_memory import MemoryAvailable
 
 
-def attempts_bytes(info: GgufInfo, per_sequence: int, n: int, kv_type: str, flash: bool) -> int:
-    """Bytes of one model with `n` sequences of `per_sequence` tokens each (an estimate)."""
+def attempts_bytes(
+    info: GgufInfo, per_sequence: int, n: int, kv_type: str, flash: bool | None
+) -> int:
+    """Bytes of one model with `n` sequences of `per_sequence` tokens each (an estimate):
+    the weights (with the copy llama.cpp repacks for the CPU) and compute once, the cache,
+    recurrent state and output of every sequence."""
     one = estimate(info, per_sequence, kv_type, flash_attn=flash)
-    return one.weights + n * (one.kv_cache + one.recurrent_state + one.output) + one.compute
+    shared = one.weights + one.repack + one.compute
+    return shared + n * (one.kv_cache + one.recurrent_state + one.output)
 
 
 def largest_per_sequence(
-    info: GgufInfo, memory: MemoryAvailable, n: int, kv_type: str, flash: bool, ceiling: int
+    info: GgufInfo, memory: MemoryAvailable, n: int, kv_type: str, flash: bool | None, ceiling: int
 ) -> int:
     """The largest context per sequence (a multiple of 256, at most `ceiling`) for `n`
     sequences in RAM plus VRAM; 0 when not even 256 tokens fit."""
@@ -51,7 +56,7 @@ def fit_attempts(
     n: int,
     *,
     kv_type: str = "f16",
-    flash: bool = False,
+    flash: bool | None = None,
     wanted: int = 0,
     ceiling: int = 131072,
 ) -> AttemptsFit:

@@ -230,7 +230,7 @@ def load_options(settings: Settings, info: GgufInfo) -> dict[str, Any]:
     options = settings_options(settings)
     return {
         "use_mmap": options.mmap_for(info.repackable_bytes, info.tensor_bytes),
-        "flash_attn": options.flash_attn,
+        "flash_attn": options.flash_attn_for(info.recurrent_layers > 0),
         "kv_cache_type": options.kv_cache_type,
         "n_batch": options.n_batch,
         "n_ubatch": min(options.n_ubatch, options.n_batch),
@@ -247,8 +247,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     info = inspect_gguf(path)
     memory = available_memory()
     context = min(_context(args, settings), info.context_length or _context(args, settings))
-    chosen = plan(info, context, memory, settings.kv_cache_type, settings.flash_attn)
-    top = largest_context(info, memory, settings.kv_cache_type, settings.flash_attn)
+    chosen = plan(info, context, memory, settings.kv_cache_type, settings.flash_attn_choice)
+    top = largest_context(info, memory, settings.kv_cache_type, settings.flash_attn_choice)
 
     name = parse_filename(path.name)
     assert name is not None

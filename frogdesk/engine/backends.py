@@ -15,7 +15,7 @@ from frogdesk.engine.types import Backend
 from frogdesk.errors import FrogDeskError
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf
-from frogdesk.models.memory import CONTEXT_PAD, largest_context, plan
+from frogdesk.models.memory import CONTEXT_PAD, UNQUANTIZED_KV, largest_context, plan
 from frogdesk.models.system_memory import available_memory
 from frogdesk.sizes import gib
 
@@ -52,11 +52,13 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
             info,
             memory,
             settings.kv_cache_type,
-            settings.flash_attn,
+            settings.flash_attn_choice,
             ceiling=settings.max_context_tokens,
         )
         if n_ctx <= 0:
-            smallest = plan(info, CONTEXT_PAD, memory, settings.kv_cache_type, settings.flash_attn)
+            smallest = plan(
+                info, CONTEXT_PAD, memory, settings.kv_cache_type, settings.flash_attn_choice
+            )
             raise BackendError(
                 f"not enough memory to load {model_path.name}: it needs about "
                 f"{gib(smallest.estimate.total)}, {gib(memory.ram_free)} free; "
@@ -64,18 +66,27 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
             )
     if gpu_layers < 0:
         gpu_layers = plan(
-            info, n_ctx, memory, settings.kv_cache_type, settings.flash_attn
+            info, n_ctx, memory, settings.kv_cache_type, settings.flash_attn_choice
         ).gpu_layers
     return replace(base, n_ctx=n_ctx, n_gpu_layers=gpu_layers)
 
 
 def settings_options(settings: Settings) -> LlamaOptions:
-    """The llama options the settings fix by themselves (context and GPU layers still to plan)."""
+    """The llama options the settings fix by themselves (context and GPU layers still to plan).
+
+    Raises BackendError for a quantized KV cache with flash attention off, which llama.cpp
+    cannot make a context of.
+    """
+    if settings.flash_attn_choice is False and settings.kv_cache_type not in UNQUANTIZED_KV:
+        raise BackendError(
+            f"kv_cache_type {settings.kv_cache_type} needs flash attention: set flash_attn "
+            "to auto or on, or kv_cache_type to f16"
+        )
     return LlamaOptions(
         n_ctx=settings.context_size if settings.context_size > 0 else FALLBACK_CONTEXT,
         n_threads=settings.threads if settings.threads > 0 else 0,
         n_gpu_layers=max(settings.gpu_layers, 0),
-        flash_attn=settings.flash_attn,
+        flash_attn=settings.flash_attn_choice,
         kv_cache_type=settings.kv_cache_type,
         seed=settings.seed if settings.seed >= 0 else None,
         speculative=settings.speculative,
@@ -101,7 +112,7 @@ def _plan_under_cap(
             n_ctx=settings.context_size,
             n_threads=base.threads,
             kv_type=settings.kv_cache_type,
-            flash_attn=settings.flash_attn,
+            flash_attn=settings.flash_attn_choice,
             ceiling=settings.max_context_tokens,
         )
     except DoesNotFitError as exc:

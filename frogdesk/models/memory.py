@@ -63,6 +63,27 @@ def default_use_mmap(
     return repacked(repackable, types) < MMAP_REPACK_SHARE * tensor_bytes
 
 
+UNQUANTIZED_KV = frozenset({"f32", "f16", "bf16"})
+"""KV cache types llama.cpp can use without flash attention (a quantized V cache needs it)."""
+FLASH_ATTN_HYBRID = False
+"""Whether flash attention is on by default for the hybrid architecture (see below)."""
+
+
+def default_flash_attn(kv_type: str, hybrid: bool) -> bool:
+    """Whether FrogDesk turns flash attention on when the settings leave it to FrogDesk.
+
+    A quantized KV cache needs it: llama.cpp refuses a quantized V cache without it.
+    Otherwise it follows bench/levers.py on this kind of CPU: on a transformer with many
+    small attention heads (SmolLM2) flash attention decodes faster at depth 0 but slower
+    once the context holds a few thousand tokens, where an agent works, so it stays off;
+    on the hybrid architecture (FrogNano: 8 attention layers of 16 heads of 256 among 32)
+    FLASH_ATTN_HYBRID says what the measurement chose (`python -m bench.levers --block`).
+    """
+    if kv_type not in UNQUANTIZED_KV:
+        return True
+    return hybrid and FLASH_ATTN_HYBRID
+
+
 @dataclass(frozen=True)
 class Estimate:
     """Bytes llama.cpp will allocate for one model at one context size (one sequence)."""
@@ -124,13 +145,15 @@ def estimate(
     context: int,
     kv_type: str = "f16",
     ubatch: int = 512,
-    flash_attn: bool = False,
+    flash_attn: bool | None = None,
     *,
     repack_types: frozenset[str] | None = None,
     use_mmap: bool | None = None,
 ) -> Estimate:
     """Weights + KV cache of the full-attention layers + recurrent state + compute + output
     buffers, + the copy of the weights llama.cpp repacks for the CPU.
+
+    `flash_attn` None takes what FrogDesk chooses for this model (`default_flash_attn`).
 
     Mapped (`use_mmap`), the whole file is a buffer beside the repacked copy; read, the
     repacked tensors are read straight into their copy and the plain buffer holds the rest.
@@ -146,6 +169,8 @@ def estimate(
         info.full_attention_layers * info.head_count_kv * (info.key_length + info.value_length)
     )
     repack = repack_bytes(info, repack_types)
+    if flash_attn is None:
+        flash_attn = default_flash_attn(kv_type, info.recurrent_layers > 0)
     if use_mmap is None:
         use_mmap = default_use_mmap(info.repackable_bytes, info.tensor_bytes, repack_types)
     return Estimate(
@@ -187,7 +212,7 @@ def plan(
     context: int,
     memory: MemoryAvailable,
     kv_type: str = "f16",
-    flash_attn: bool = False,
+    flash_attn: bool | None = None,
 ) -> Plan:
     """Offload all layers, some, or none, given free VRAM and RAM, at this context size."""
     est = estimate(info, context, kv_type, flash_attn=flash_attn)
@@ -240,7 +265,7 @@ def largest_context(
     info: GgufInfo,
     memory: MemoryAvailable,
     kv_type: str = "f16",
-    flash_attn: bool = False,
+    flash_attn: bool | None = None,
     ceiling: int = 0,
 ) -> int:
     """The largest context (a multiple of 256, at most the model's own) whose plan fits; 0 if none."""

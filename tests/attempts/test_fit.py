@@ -22,6 +22,18 @@ def test_n_sequences_cost_n_caches_and_one_model(qwen35_gguf: Path) -> None:
     assert one.recurrent_state > 0  # the hybrid model's state is counted per sequence
 
 
+def test_the_repacked_copy_of_the_weights_is_counted_once(
+    qwen35_quants: dict[str, Path],
+) -> None:
+    info = inspect_gguf(qwen35_quants["Q4_0"])
+    one = estimate(info, 4096)
+    if not one.repack:
+        pytest.skip("this CPU repacks no Q4_0 weights")
+    assert attempts_bytes(info, 4096, 1, "f16", None) == one.total
+    per_sequence = one.kv_cache + one.recurrent_state + one.output
+    assert attempts_bytes(info, 4096, 3, "f16", None) == one.total + 2 * per_sequence
+
+
 def test_more_attempts_get_less_context_and_too_many_are_refused(smollm2_gguf: Path) -> None:
     info = inspect_gguf(smollm2_gguf)
     room = attempts_bytes(info, 2048, 2, "f16", False)

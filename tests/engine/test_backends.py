@@ -9,6 +9,9 @@ import pytest
 
 from frogdesk.config import Settings
 from frogdesk.engine.backends import BackendError, make_backend, plan_llama
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.errors import ModelLoadError
+from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.script_backend import ScriptBackend
 from frogdesk.system import physical_cores
@@ -88,3 +91,27 @@ def test_broken_model_file_reports_the_load_error(tmp_path: Path) -> None:
     junk.write_bytes(b"\x00" * 1024)
     with pytest.raises(ModelLoadError):
         make_backend(Settings(), model_path=junk)
+
+
+def test_quantized_kv_cache_with_flash_attention_off_is_refused_up_front(
+    smollm2_gguf: Path,
+) -> None:
+    settings = Settings(kv_cache_type="q8_0", flash_attn="off", context_size=512, gpu_layers=0)
+    with pytest.raises(BackendError, match="kv_cache_type q8_0 needs flash attention"):
+        make_backend(settings, model_path=smollm2_gguf)
+
+
+@pytest.mark.llama
+def test_auto_flash_attention_makes_a_quantized_kv_cache_load(smollm2_gguf: Path) -> None:
+    settings = Settings(kv_cache_type="q8_0", context_size=512, threads=1, gpu_layers=0)
+    backend = make_backend(settings, model_path=smollm2_gguf)
+    try:
+        assert backend.info.kind == "llama"
+        assert isinstance(backend, LlamaBackend)
+        assert backend.options.flash_attn_for(backend.model.is_hybrid) is True
+    finally:
+        backend.close()
+    # control: what llama.cpp does with a quantized V cache and flash attention forced off
+    forced = LlamaOptions(n_ctx=512, n_threads=1, kv_cache_type="q8_0", flash_attn=False)
+    with pytest.raises(ModelLoadError, match="quantized V cache requires flash_attn"):
+        LlamaBackend(smollm2_gguf, forced).close()

@@ -35,7 +35,7 @@ def test_precedence_file_then_env_then_flags(tmp_path: Path) -> None:
     settings = config.load(path, environ=env, overrides={"theme": "frogdesk-dark", "seed": None})
     assert settings.max_steps == 60
     assert settings.temperature == 1.0 and isinstance(settings.temperature, float)
-    assert settings.flash_attn is True
+    assert settings.flash_attn == "on" and settings.flash_attn_choice is True
     assert settings.theme == "frogdesk-dark"
     assert settings.seed == -1
 
@@ -49,7 +49,8 @@ def test_missing_file_gives_defaults(tmp_path: Path) -> None:
     [
         ("max_stpes = 3\n", "unknown key 'max_stpes'"),
         ('max_steps = "many"\n', "'max_steps' must be an integer"),
-        ("flash_attn = 1\n", "'flash_attn' must be a boolean"),
+        ("flash_attn = 1\n", "'flash_attn' must be a string"),
+        ('flash_attn = "maybe"\n', "'flash_attn' must be one of auto, on, off"),
         ("aliases = 3\n", "'aliases' must be a table of strings"),
         ("max_steps = \n", "invalid TOML"),
         ("temperature = -3\n", "'temperature' must be at least 0"),
@@ -91,3 +92,26 @@ def test_save_option_keeps_comments(tmp_path: Path) -> None:
     with pytest.raises(config.ConfigError):
         config.save_option(path, "nonsense", 1)
     assert "nonsense" not in path.read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "word", "choice"),
+    [
+        ("", None, "auto", None),
+        ("flash_attn = true\n", None, "on", True),
+        ("flash_attn = false\n", None, "off", False),
+        ('flash_attn = "off"\n', None, "off", False),
+        ("", "0", "off", False),
+        ("", "on", "on", True),
+        ("flash_attn = false\n", "auto", "auto", None),
+    ],
+)
+def test_flash_attention_is_auto_on_or_off_and_reads_old_booleans(
+    tmp_path: Path, text: str, env: str | None, word: str, choice: bool | None
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    environ = {} if env is None else {"FROGDESK_FLASH_ATTN": env}
+    settings = config.load(path, environ=environ)
+    assert settings.flash_attn == word
+    assert settings.flash_attn_choice is choice

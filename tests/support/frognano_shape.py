@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from tests.support.quantize import quantize
@@ -42,20 +43,32 @@ FROGNANO_SHAPE = TinyQwen35Shape(
 """32 layers (every 4th full attention), hidden 2560, FFN 9216, 16 query heads and 4 KV heads
 of 256, DeltaNet with 16 key heads and 32 value heads of 128, conv kernel 4."""
 
+BLOCK_SHAPE = replace(
+    FROGNANO_SHAPE,
+    n_layer=4,
+    vocab_size=0,
+    name="FrogDesk FrogNano-shaped block",
+)
+"""One repeating block of FROGNANO_SHAPE (three DeltaNet layers, one full-attention layer) and
+the tiny vocabulary: what attention settings change per token, without the 32 layers and the
+248,320-row output that take most of the full model's time (for measuring at depth quickly)."""
+
 DEFAULT_CACHE = Path(tempfile.gettempdir()) / "frogdesk-bench"
 FILE_NAME = "frognano-shaped-Q4_K_M.gguf"
+BLOCK_FILE_NAME = "frognano-block-Q4_K_M.gguf"
 
 
-def shaped_model(cache_dir: Path = DEFAULT_CACHE, *, threads: int = 2) -> Path:
-    """The Q4_K_M file under `cache_dir`, written (about 8 GB of F16 on the way) if missing."""
+def shaped_model(cache_dir: Path = DEFAULT_CACHE, *, threads: int = 2, block: bool = False) -> Path:
+    """The Q4_K_M file under `cache_dir`, written (about 8 GB of F16 on the way) if missing;
+    `block`: the one-block model (BLOCK_SHAPE, about 0.2 GB)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    out = cache_dir / FILE_NAME
+    out = cache_dir / (BLOCK_FILE_NAME if block else FILE_NAME)
     if out.is_file():
         return out
-    f16 = cache_dir / "frognano-shaped-F16.gguf.partial"
+    f16 = out.with_name(out.name.replace("Q4_K_M", "F16") + ".partial")
     partial = out.with_suffix(".gguf.partial")
     try:
-        write_tiny_qwen35(f16, shape=FROGNANO_SHAPE, ftype="f16")
+        write_tiny_qwen35(f16, shape=BLOCK_SHAPE if block else FROGNANO_SHAPE, ftype="f16")
         quantize(f16, partial, "Q4_K_M", threads=threads)
     finally:
         f16.unlink(missing_ok=True)
@@ -68,8 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--block", action="store_true", help="the one-block model")
     args = parser.parse_args(argv)
-    print(shaped_model(args.cache_dir, threads=args.threads))
+    print(shaped_model(args.cache_dir, threads=args.threads, block=args.block))
     return 0
 
 

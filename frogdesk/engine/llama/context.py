@@ -44,7 +44,7 @@ class LlamaContext:
         cparams.n_threads_batch = params.threads
         cparams.flash_attn_type = (
             llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-            if params.flash_attn
+            if params.flash_attn_for(model.is_hybrid)
             else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         )
         cparams.type_k = KV_CACHE_TYPES[params.kv_cache_type]

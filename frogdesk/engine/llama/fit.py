@@ -129,7 +129,7 @@ def fit_under_cap(
     n_ctx: int,
     n_threads: int,
     kv_type: str = "f16",
-    flash_attn: bool = False,
+    flash_attn: bool | None = None,
     ceiling: int = 0,
 ) -> CapFit:
     """The context to load `path` with in `room` bytes of address space.

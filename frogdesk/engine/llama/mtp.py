@@ -78,7 +78,7 @@ class MtpDrafter:
         cparams.n_threads_batch = options.threads
         cparams.flash_attn_type = (
             llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
-            if options.flash_attn
+            if options.flash_attn_for(model.is_hybrid)
             else llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         )
         cparams.type_k = KV_CACHE_TYPES.get(options.kv_cache_type, llama_cpp.GGML_TYPE_F16)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from frogdesk.models.memory import default_use_mmap
+from frogdesk.models.memory import default_flash_attn, default_use_mmap
 from frogdesk.system import thread_count
 
 
@@ -19,7 +19,8 @@ class LlamaOptions:
     """CPU threads for decoding and prefill; 0 is one per physical core."""
     n_gpu_layers: int = 0
     """Layers offloaded to the GPU (-1: all)."""
-    flash_attn: bool = False
+    flash_attn: bool | None = None
+    """Flash attention on or off; None decides per model (`flash_attn_for`)."""
     kv_cache_type: str = "f16"
     """ggml type of the attention cache (see `model.KV_CACHE_TYPES`)."""
     seed: int | None = None
@@ -52,6 +53,12 @@ class LlamaOptions:
         if self.n_gpu_layers != 0:
             return True
         return default_use_mmap(repackable, tensor_bytes)
+
+    def flash_attn_for(self, hybrid: bool) -> bool:
+        """Whether a model (hybrid or not) runs with flash attention under these options."""
+        if self.flash_attn is not None:
+            return self.flash_attn
+        return default_flash_attn(self.kv_cache_type, hybrid)
 
     @property
     def threads(self) -> int:
