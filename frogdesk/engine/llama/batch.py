@@ -91,7 +91,10 @@ class BatchScheduler:
         with self._cond:
             self._active.add(seq)
             self._waiting[seq] = request
-            self._cond.notify_all()
+            # Nobody is woken here: a waiting thread can only go on once a batch ran (its
+            # request done) or a `release` let one run; a batch this request completes is
+            # run by this thread below. Waking the others on each arrival only cost a
+            # switch to a thread that goes back to waiting.
             while not request.finished:
                 if self._waiting and self._active <= self._waiting.keys():
                     self._run_batch()

@@ -107,6 +107,7 @@ class LlamaModel:
         self.bos = int(llama_cpp.llama_vocab_bos(self.vocab))
         self.eos = int(llama_cpp.llama_vocab_eos(self.vocab))
         self._pieces: dict[int, bytes] = {}
+        self._eog: dict[int, bool] = {}
 
     def _load_failure(self, lines: list[str]) -> ModelLoadError:
         text = "\n".join(lines)
@@ -200,7 +201,11 @@ class LlamaModel:
 
     def is_eog(self, token: int) -> bool:
         """Whether `token` ends a turn (EOS, `<|im_end|>`, ...)."""
-        return bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
+        known = self._eog.get(token)
+        if known is None:
+            # asked once per token id: a foreign call lets another thread take the GIL
+            known = self._eog[token] = bool(llama_cpp.llama_vocab_is_eog(self.vocab, token))
+        return known
 
     def single_token(self, text: str) -> int | None:
         """The id of `text` when it is exactly one token, else None."""
