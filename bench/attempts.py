@@ -1,15 +1,25 @@
 """Benchmark: N attempts as N sequences of one llama context against one at a time; prints JSON.
 
 - `aggregate_ratio[N]`: FrogDesk's aggregate decode rate with N attempts in shared batches
-  over its rate with one (N = 2, 3, 4).
+  over its rate with one (N = 2, 3, 4), each timed as for `vs_raw`.
 - `vs_raw`: FrogDesk's aggregate decode rate at N = 3 over a plain batched decode loop
   written on llama.cpp's low-level API (same model, context, prefix and token counts).
+  Both are timed from the moment every sequence has its prompt evaluated to the last token
+  sampled: the reference starts there, and FrogDesk's window starts when its last attempt
+  begins sampling (before that its threads start, plan their replies and prefill their
+  generation prompts at different moments, per reply rather than per token; the tokens an
+  attempt sampled earlier are not counted). `vs_raw_wall` counts FrogDesk's whole wall
+  time instead, from starting the threads to joining them.
 - `batched_vs_sequential`: wall time of 3 attempts batched over the same 3 attempts one
   after another on the single-sequence backend (same tokens: greedy, same prompt).
 - `mixed_vs_separate`: wall time of 3 attempts over several turns, each tool result's
   prefill sharing the batch with the others' decode steps (the default), over the same run
   with each prefill in a batch of its own; `raw_mixed_vs_two_batches` the same on
   llama.cpp's low-level API for one 128-token prefill beside two decode steps.
+
+`--tiny-qwen35` runs it all on the tests' tiny random-weight hybrid model instead of
+`--model`. Its greedy replies reach the end-of-turn token after a few dozen tokens, where
+FrogDesk's attempts stop and the reference goes on: `runs` gives both token counts.
 
 Every measurement runs `--repeats` times, the runs of one repeat back to back in an order
 that rotates between repeats (the machine may be shared); each ratio is taken within a
@@ -22,6 +32,7 @@ import argparse
 import json
 import os
 import statistics
+import tempfile
 import threading
 import time
 from dataclasses import replace
@@ -31,12 +42,14 @@ from typing import Any
 import llama_cpp
 
 from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.batch import SequenceContext
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.sampling import Sampler
 from frogdesk.engine.llama.shared import SharedLlama
 from frogdesk.engine.template import ChatTemplate
-from frogdesk.engine.types import Finished, GenerationSettings, Message, Reply, Usage
+from frogdesk.engine.types import Finished, GenerationSettings, Message, Reply
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 
 TASK = "The test tests/test_calc.py::test_divide fails with ZeroDivisionError. Fix calc.py."
@@ -49,17 +62,26 @@ def settings(tokens: int) -> GenerationSettings:
 
 
 def ours(model: Path, n: int, tokens: int, options: LlamaOptions) -> dict[str, Any]:
-    """N attempts on one shared context: the opening once, then decode in shared batches."""
+    """N attempts on one shared context: the opening once, then decode in shared batches.
+
+    `aggregate_tok_s` is measured as `raw` measures it: from the moment every sequence has
+    its prompt evaluated (the last attempt starts sampling its first token) to the last
+    token sampled, counting the tokens sampled in between (an attempt that started first
+    may have sampled a few before). `wall_s` also holds what comes before (the threads'
+    start, each attempt's planning and its generation prompt's prefill) and after.
+    """
     shared = SharedLlama(model, n, options)
     try:
         shared.share_prefix(shared.backends[0], OPENING, tool_schemas(), True)
-        done: dict[int, tuple[int, float]] = {}
+        done: dict[int, int] = {}
+        samples: dict[int, list[tuple[float, float]]] = {i: [] for i in range(n)}
+        for i, backend in enumerate(shared.backends):
+            _time_samples(backend.slot, samples[i])
 
         def attempt(i: int) -> None:
             events = list(shared.backends[i].generate(OPENING, tool_schemas(), settings(tokens)))
-            usage = next(e for e in events if isinstance(e, Usage))
             finished = next(e for e in events if isinstance(e, Finished))
-            done[i] = (len(finished.raw_tokens), usage.decode_seconds)
+            done[i] = len(finished.raw_tokens)
 
         started = time.perf_counter()
         threads = [threading.Thread(target=attempt, args=(i,)) for i in range(n)]
@@ -68,17 +90,35 @@ def ours(model: Path, n: int, tokens: int, options: LlamaOptions) -> dict[str, A
         for thread in threads:
             thread.join()
         wall = time.perf_counter() - started
-        generated = sum(count for count, _ in done.values())
+        first = max(times[0][0] for times in samples.values())
+        last = max(times[-1][1] for times in samples.values())
+        decoded = sum(1 for times in samples.values() for entered, _ in times if entered >= first)
         return {
             "n": n,
-            "tokens": generated,
+            "tokens": sum(done.values()),
             "wall_s": wall,
-            "aggregate_tok_s": generated / wall,
+            "wall_tok_s": sum(done.values()) / wall,
+            "decode_s": last - first,
+            "decode_tokens": decoded,
+            "aggregate_tok_s": decoded / (last - first),
             "batches": shared.stats.batches,
             "widest": shared.stats.widest,
         }
     finally:
         shared.close()
+
+
+def _time_samples(slot: SequenceContext, times: list[tuple[float, float]]) -> None:
+    """Note when each of `slot`'s `sample` calls begins and ends (one per generated token)."""
+    sample = slot.sample
+
+    def timed(sampler: Sampler, row: int = -1) -> int:
+        entered = time.perf_counter()
+        token = sample(sampler, row)
+        times.append((entered, time.perf_counter()))
+        return token
+
+    slot.sample = timed  # type: ignore[method-assign]
 
 
 def raw(model_path: Path, n: int, tokens: int, options: LlamaOptions) -> dict[str, Any]:
@@ -260,6 +300,7 @@ def one_repeat(args: argparse.Namespace, options: LlamaOptions, turn: int) -> di
         "aggregate_ratio": {str(n): runs[f"ours_{n}"]["aggregate_tok_s"] / base for n in (2, 3, 4)},
         "raw_aggregate_tok_s_3": runs["raw_3"]["aggregate_tok_s"],
         "vs_raw": runs["ours_3"]["aggregate_tok_s"] / runs["raw_3"]["aggregate_tok_s"],
+        "vs_raw_wall": runs["ours_3"]["wall_tok_s"] / runs["raw_3"]["aggregate_tok_s"],
         "batched_vs_sequential": runs["ours_3"]["wall_s"] / runs["sequential_3"]["wall_s"],
         "mixed_vs_separate": runs["mixed_turns"]["wall_s"] / runs["separate_turns"]["wall_s"],
         "raw_mixed_vs_two_batches": runs["raw_mixing"]["mixed_over_two_batches"],
@@ -281,7 +322,14 @@ def median_of(repeats: list[dict[str, Any]], *keys: str) -> float:
 def main(argv: list[str] | None = None) -> int:
     """Run the measurements and print one JSON object."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--model", type=Path, required=True)
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--model", type=Path)
+    source.add_argument(
+        "--tiny-qwen35",
+        action="store_true",
+        help="the tests' tiny random-weight qwen35 (hybrid) model, written to a temporary "
+        "folder (run from the repository root: it imports tests/support)",
+    )
     parser.add_argument("--tokens", type=int, default=64, help="tokens each attempt generates")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--n-ctx", type=int, default=2048, help="context per attempt")
@@ -289,10 +337,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="JSON only (the default output)")
     args = parser.parse_args(argv)
     options = LlamaOptions(n_ctx=args.n_ctx, n_threads=args.threads)
-    load_before = os.getloadavg()
-    repeats = [one_repeat(args, options, turn) for turn in range(args.repeats)]
-    load_after = os.getloadavg()
-    ratios = ("vs_raw", "batched_vs_sequential", "mixed_vs_separate", "raw_mixed_vs_two_batches")
+    with tempfile.TemporaryDirectory(prefix="frogdesk-attempts-bench-") as scratch:
+        if args.tiny_qwen35:
+            from tests.support.tiny_qwen35 import write_tiny_qwen35
+
+            args.model = write_tiny_qwen35(Path(scratch) / "tiny-qwen35-F16.gguf")
+        load_before = os.getloadavg()
+        repeats = [one_repeat(args, options, turn) for turn in range(args.repeats)]
+        load_after = os.getloadavg()
+    ratios = (
+        "vs_raw",
+        "vs_raw_wall",
+        "batched_vs_sequential",
+        "mixed_vs_separate",
+        "raw_mixed_vs_two_batches",
+    )
     report = {
         "model": str(args.model),
         "tokens_per_attempt": args.tokens,
