@@ -6,6 +6,13 @@
 
 `new_tokens` of a turn is how much the conversation grew since the last token the model
 evaluated (the whole prompt on turn 1); `eval_ratio` is evaluated over new, summed.
+
+With `--shaped`, the same run adds a `shaped` section from bench/shaped.py's measurements on
+the FrogNano-shaped model (random weights, Q4_K_M, generated on first use under
+`--shaped-cache-dir`): FrogDesk's decode and prefill rates against llama.cpp's own low-level
+loop (`decode_ratio`, `prefill_ratio`) and the memory estimate's error against llama.cpp's
+buffers at `--shaped-contexts` (8K, 32K and 131K by default). Run it from the repository
+root as `python -m bench.engine` (bench/shaped.py imports tests/support).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,6 +32,8 @@ from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.sampling import Sampler, resolve
 from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
+from frogdesk.models.gguf_info import inspect_gguf
+from tests.support.frognano_shape import DEFAULT_CACHE, shaped_model
 
 TASK = "The test tests/test_calc.py::test_divide fails with ZeroDivisionError. Fix calc.py."
 
@@ -158,6 +168,46 @@ def run_raw(args: argparse.Namespace, tokens: list[int], spans: list[tuple[int, 
         backend.close()
 
 
+def run_shaped(args: argparse.Namespace) -> dict[str, Any]:
+    """bench/shaped.py's speed and memory sections on the FrogNano-shaped model, summarised.
+
+    bench/shaped.py runs in a process of its own (the 2.5 GB model is loaded apart from this
+    run's). `decode_ratio` and `prefill_ratio` are FrogDesk's median rate over the reference
+    loop's (interleaved, same weights and prompt tokens); `memory_error` is the estimate over
+    the sum of llama.cpp's buffers, minus one, per context size, loaded as FrogDesk loads
+    the file (mapped or read: `memory_loaded_with`).
+    """
+    path = shaped_model(args.shaped_cache_dir)
+    cmd = [
+        sys.executable, "-m", "bench.shaped", "--model", str(path), "--only", "memory,speed",
+        "--threads", str(args.threads), "--reps", str(args.shaped_reps),
+        "--prompt-words", str(args.shaped_prompt_words), "--decode", str(args.shaped_decode),
+        "--n-ctx", str(args.n_ctx), "--contexts", ",".join(map(str, args.shaped_contexts)),
+        "--json",
+    ]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bench.shaped failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    shaped = json.loads(done.stdout)
+    speed, memory = shaped["speed"], shaped["memory"]
+    info = inspect_gguf(path)
+    mapped = LlamaOptions(n_threads=args.threads).mmap_for(info.repackable_bytes, info.tensor_bytes)
+    chosen = "mmap" if mapped else "no_mmap"
+    return {
+        "model": str(path),
+        "decode_ratio": speed["decode_ratio"],
+        "prefill_ratio": speed["prefill_ratio"],
+        "decode_tok_s": speed["median_tok_s"].get("ours_tg"),
+        "raw_decode_tok_s": speed["median_tok_s"].get("raw_tg"),
+        "prefill_tok_s": speed["median_tok_s"]["ours_pp"],
+        "raw_prefill_tok_s": speed["median_tok_s"]["raw_pp"],
+        "memory_error": {ctx: row["error"] for ctx, row in memory[chosen].items()},
+        "memory_loaded_with": chosen,
+        "speed": speed,
+        "memory": memory,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and print one JSON object."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -168,6 +218,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-ctx", type=int, default=8192)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print JSON only (the default)")
+    parser.add_argument("--shaped", action="store_true",
+                        help="add the FrogNano-shaped model's rates and memory estimate error")  # fmt: skip
+    parser.add_argument("--shaped-cache-dir", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--shaped-reps", type=int, default=3, help="interleaved runs per side")
+    parser.add_argument("--shaped-prompt-words", type=int, default=400)
+    parser.add_argument("--shaped-decode", type=int, default=24, help="tokens decoded per run")
+    parser.add_argument("--shaped-contexts", type=lambda s: [int(x) for x in s.split(",")],
+                        default=[8192, 32768, 131072])  # fmt: skip
     args = parser.parse_args(argv)
     ours, messages, tokens, spans = run_ours(args)
     raw = run_raw(args, tokens, spans)
@@ -183,6 +241,8 @@ def main(argv: list[str] | None = None) -> int:
         "raw_decode_tok_s": raw,
         "decode_ratio": ours["decode_tok_s"] / raw,
     }
+    if args.shaped:
+        result["shaped"] = run_shaped(args)
     print(json.dumps(result, indent=None if args.json else 2))
     return 0
 

@@ -83,6 +83,14 @@ def qwen35_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def mtp_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny qwen35 model with one NextN (MTP) block, generated once per test session."""
+    from tests.support.tiny_qwen35_mtp import write_tiny_qwen35_mtp
+
+    return write_tiny_qwen35_mtp(tmp_path_factory.mktemp("qwen35-mtp") / "tiny-qwen35-mtp.gguf")
+
+
+@pytest.fixture(scope="session")
 def qwen35_quants(qwen35_gguf: Path) -> dict[str, Path]:
     """The tiny qwen35 model as {"F16": path, "Q8_0": path, "Q4_0": path}, quantized by llama.cpp."""
     from tests.support.quantize import quantize

@@ -16,7 +16,8 @@ def attempts_bytes(
     """Bytes of one model with `n` sequences of `per_sequence` tokens each (an estimate):
     the weights (with the copy llama.cpp repacks for the CPU) and compute once, the cache,
     recurrent state and output of every sequence."""
-    one = estimate(info, per_sequence, kv_type, flash_attn=flash)
+    # attempts share one context without drafting: no MTP draft context
+    one = estimate(info, per_sequence, kv_type, flash_attn=flash, drafting=False)
     shared = one.weights + one.repack + one.compute
     return shared + n * (one.kv_cache + one.recurrent_state + one.output)
 

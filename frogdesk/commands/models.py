@@ -23,7 +23,7 @@ from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
 from frogdesk.models.hub import hub_token, source_line
 from frogdesk.models.hub_http import RetryPolicy
 from frogdesk.models.local import all_local, hf_cache_dir, import_model
-from frogdesk.models.memory import cpu_repack_types, largest_context, plan
+from frogdesk.models.memory import cpu_repack_types, drafts_with_mtp, largest_context, plan
 from frogdesk.models.model_warnings import (
     LICENSE_AMBIGUOUS,
     ModelWarning,
@@ -236,6 +236,7 @@ def load_options(settings: Settings, info: GgufInfo) -> dict[str, Any]:
         "n_ubatch": min(options.n_ubatch, options.n_batch),
         "n_threads": options.threads,
         "cpu_repack_types": sorted(cpu_repack_types()),
+        "mtp": drafts_with_mtp(info, options.speculative),
     }
 
 
@@ -247,8 +248,10 @@ def cmd_info(args: argparse.Namespace) -> int:
     info = inspect_gguf(path)
     memory = available_memory()
     context = min(_context(args, settings), info.context_length or _context(args, settings))
-    chosen = plan(info, context, memory, settings.kv_cache_type, settings.flash_attn_choice)
-    top = largest_context(info, memory, settings.kv_cache_type, settings.flash_attn_choice)
+    drafting = settings.speculative
+    flash = settings.flash_attn_choice
+    chosen = plan(info, context, memory, settings.kv_cache_type, flash, drafting=drafting)
+    top = largest_context(info, memory, settings.kv_cache_type, flash, drafting=drafting)
 
     name = parse_filename(path.name)
     assert name is not None
@@ -312,7 +315,12 @@ def cmd_info(args: argparse.Namespace) -> int:
         ("license field", info.license or "-"),
         (
             "estimate",
-            f"{human_bytes(est.total)} at {est.context:,} tokens: weights {human_bytes(est.weights)}, KV {human_bytes(est.kv_cache)}, recurrent {human_bytes(est.recurrent_state)}, compute {human_bytes(est.compute)}",
+            f"{human_bytes(est.total)} at {est.context:,} tokens: weights {human_bytes(est.weights)}, KV {human_bytes(est.kv_cache)}, recurrent {human_bytes(est.recurrent_state)}, compute {human_bytes(est.compute)}"
+            + (
+                f", MTP draft context {human_bytes(est.mtp_kv_cache + est.mtp_compute)}"
+                if est.mtp_kv_cache or est.mtp_compute
+                else ""
+            ),
         ),
         (
             "this machine",

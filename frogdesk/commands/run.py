@@ -192,6 +192,7 @@ def run_session(
             "output_dir": str(output.expanduser().resolve()),
             "files_changed": outcome.files_changed,
             "recoveries": recovery_counts(outcome.result.steps),
+            "drafts": dict(sorted(outcome.record.drafts.items())),
         }
         sys.stdout.write(json.dumps(summary) + "\n")
     elif outcome.result.final_message:

@@ -54,11 +54,13 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
             settings.kv_cache_type,
             settings.flash_attn_choice,
             ceiling=settings.max_context_tokens,
+            drafting=settings.speculative,
         )
         if n_ctx <= 0:
             smallest = plan(
-                info, CONTEXT_PAD, memory, settings.kv_cache_type, settings.flash_attn_choice
-            )
+                info, CONTEXT_PAD, memory, settings.kv_cache_type, settings.flash_attn_choice,
+                drafting=settings.speculative,
+            )  # fmt: skip
             raise BackendError(
                 f"not enough memory to load {model_path.name}: it needs about "
                 f"{gib(smallest.estimate.total)}, {gib(memory.ram_free)} free; "
@@ -66,8 +68,9 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
             )
     if gpu_layers < 0:
         gpu_layers = plan(
-            info, n_ctx, memory, settings.kv_cache_type, settings.flash_attn_choice
-        ).gpu_layers
+            info, n_ctx, memory, settings.kv_cache_type, settings.flash_attn_choice,
+            drafting=settings.speculative,
+        ).gpu_layers  # fmt: skip
     return replace(base, n_ctx=n_ctx, n_gpu_layers=gpu_layers)
 
 
@@ -114,6 +117,7 @@ def _plan_under_cap(
             kv_type=settings.kv_cache_type,
             flash_attn=settings.flash_attn_choice,
             ceiling=settings.max_context_tokens,
+            drafting=settings.speculative,
         )
     except DoesNotFitError as exc:
         raise BackendError(str(exc)) from None

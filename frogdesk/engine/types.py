@@ -142,6 +142,19 @@ class Usage:
     """Drafted tokens verified by the model (speculative decoding; llama backend)."""
     accepted_tokens: int = 0
     """Drafted tokens the model accepted: each saved one decode step."""
+    drafted_by: dict[str, int] = field(default_factory=dict)
+    """`drafted_tokens` by drafter name ("ngram", "mtp")."""
+    accepted_by: dict[str, int] = field(default_factory=dict)
+    """`accepted_tokens` by drafter name."""
+
+    @property
+    def decode_rate(self) -> float:
+        """Tokens per second of decoding: the tokens after the first over the time from the
+        first to the last (a drafted token the model accepted counts once, as it is emitted
+        once); 0.0 for a reply of fewer than two tokens."""
+        if self.completion_tokens < 2 or self.decode_seconds <= 0:
+            return 0.0
+        return (self.completion_tokens - 1) / self.decode_seconds
 
 
 @dataclass(frozen=True)

@@ -135,6 +135,24 @@ def recovery_counts(steps: Sequence[StepRecord]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
+def add_drafts(totals: dict[str, dict[str, int]], usage: Usage | None) -> None:
+    """Add one reply's drafted and accepted tokens to `totals` (drafter -> counts)."""
+    if usage is None:
+        return
+    for name, drafted in usage.drafted_by.items():
+        counts = totals.setdefault(name, {"drafted": 0, "accepted": 0})
+        counts["drafted"] += drafted
+        counts["accepted"] += usage.accepted_by.get(name, 0)
+
+
+def draft_counts(steps: Sequence[StepRecord]) -> dict[str, dict[str, int]]:
+    """Tokens drafted for verification and accepted over `steps`, by drafter (names sorted)."""
+    totals: dict[str, dict[str, int]] = {}
+    for step in steps:
+        add_drafts(totals, step.usage)
+    return dict(sorted(totals.items()))
+
+
 def dumps(data: Any) -> str:
     """One compact JSON line."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -44,6 +44,32 @@ def repack_bytes(info: GgufInfo, types: frozenset[str] | None = None) -> int:
     return repacked(info.repackable_bytes, types)
 
 
+MTP_ARCHITECTURES = ("qwen35",)
+"""Architectures whose MTP (NextN) block FrogDesk drafts with: llama.cpp's MTP graph for
+them runs the one NextN block as FrogDesk drives it."""
+
+
+def loads_nextn(info: GgufInfo, drafting: bool = True) -> bool:
+    """Whether FrogDesk loads the NextN (MTP) tensors of `info`'s file: only with speculative
+    decoding on (`drafting`), for an architecture it drafts with; llama.cpp skips them
+    otherwise, mapped or read."""
+    return drafting and info.nextn_layers > 0 and info.architecture in MTP_ARCHITECTURES
+
+
+def drafts_with_mtp(info: GgufInfo, drafting: bool = True) -> bool:
+    """Whether loading `info`'s file with speculative decoding on (`drafting`) runs its MTP
+    head in a second llama.cpp context (one NextN block, an architecture FrogDesk drives)."""
+    return loads_nextn(info, drafting) and info.nextn_layers == 1
+
+
+def nextn_bytes(info: GgufInfo) -> int:
+    """Tensor bytes of the file's NextN blocks (the last `nextn_layers` blk.N; 0 when the
+    per-layer sizes are not known, as from the light header parse)."""
+    if not info.nextn_layers or len(info.layer_bytes) < info.block_count:
+        return 0
+    return sum(info.layer_bytes[info.block_count - info.nextn_layers : info.block_count])
+
+
 MMAP_REPACK_SHARE = 0.25
 """Share of the weights repacked for the CPU from which a file is read rather than mapped."""
 
@@ -97,13 +123,17 @@ class Estimate:
     repack: int = 0
     """The `CPU_REPACK` copy of the weights llama.cpp repacks for this CPU: beside the whole
     mapped file, or instead of those tensors' part of a file that is read."""
+    mtp_kv_cache: int = 0
+    """KV cache of the MTP draft context (its one NextN attention block; 0 without it)."""
+    mtp_compute: int = 0
+    """Compute and output buffers of the MTP draft context (0 without it)."""
 
     @property
     def total(self) -> int:
         """Everything together."""
         return (
             self.weights + self.kv_cache + self.recurrent_state + self.compute + self.output
-            + self.repack
+            + self.repack + self.mtp_kv_cache + self.mtp_compute
         )  # fmt: skip
 
 
@@ -140,6 +170,22 @@ def compute_bytes(info: GgufInfo, context: int, ubatch: int = 512, flash_attn: b
     return max(logits, attention, recurrent)
 
 
+def mtp_compute_bytes(info: GgufInfo, context: int, ubatch: int, flash_attn: bool) -> int:
+    """Compute and output buffers of the MTP draft context: one attention block, its logits.
+
+    The draft context computes up to `ubatch` tokens at once (FrogDesk gives it the prefill
+    batch size); like the trunk's, its attention holds the KQ matrix without flash attention.
+    Measured on the tiny qwen35 with a NextN block: within 0.2% of llama.cpp's buffers at
+    2K and 8K context, batches of 64 and 512 (tests/models/test_mtp_estimate.py).
+    """
+    embd = info.embedding_length
+    logits = ubatch * 4 * (info.vocab_size + 2 * embd)
+    attention = ubatch * 4 * (4 * embd + 2 * info.feed_forward_length)
+    if not flash_attn:
+        attention += ubatch * 4 * _padded(context) * (info.head_count + 1)
+    return max(logits, attention) + (info.vocab_size + embd) * 4
+
+
 def estimate(
     info: GgufInfo,
     context: int,
@@ -149,9 +195,15 @@ def estimate(
     *,
     repack_types: frozenset[str] | None = None,
     use_mmap: bool | None = None,
+    drafting: bool = True,
+    n_batch: int | None = None,
 ) -> Estimate:
     """Weights + KV cache of the full-attention layers + recurrent state + compute + output
-    buffers, + the copy of the weights llama.cpp repacks for the CPU.
+    buffers, + the copy of the weights llama.cpp repacks for the CPU, + the MTP draft
+    context when the file has an MTP head FrogDesk drafts with (`drafting`: speculative
+    decoding on, as by default; `n_batch`: the prefill batch, which the draft context
+    computes at once; None takes `ubatch`). With drafting off the NextN tensors are not
+    loaded and not counted.
 
     `flash_attn` None takes what FrogDesk chooses for this model (`default_flash_attn`).
 
@@ -173,14 +225,20 @@ def estimate(
         flash_attn = default_flash_attn(kv_type, info.recurrent_layers > 0)
     if use_mmap is None:
         use_mmap = default_use_mmap(info.repackable_bytes, info.tensor_bytes, repack_types)
+    mtp = drafts_with_mtp(info, drafting)
+    mtp_kv = info.nextn_layers * info.head_count_kv * (info.key_length + info.value_length)
+    # NextN tensors left unloaded (their repacked share, if any, stays in `repack`)
+    skipped = 0 if loads_nextn(info, drafting) else nextn_bytes(info)
     return Estimate(
         context=ctx,
-        weights=info.tensor_bytes if use_mmap else info.tensor_bytes - repack,
+        weights=(info.tensor_bytes if use_mmap else info.tensor_bytes - repack) - skipped,
         kv_cache=int(kv_per_token * per_elem * ctx),
         recurrent_state=recurrent_state_bytes(info),
         compute=compute_bytes(info, ctx, ubatch, flash_attn),
         output=info.vocab_size * 4,
         repack=repack,
+        mtp_kv_cache=int(mtp_kv * per_elem * ctx) if mtp else 0,
+        mtp_compute=mtp_compute_bytes(info, ctx, n_batch or ubatch, flash_attn) if mtp else 0,
     )
 
 
@@ -213,15 +271,20 @@ def plan(
     memory: MemoryAvailable,
     kv_type: str = "f16",
     flash_attn: bool | None = None,
+    *,
+    drafting: bool = True,
 ) -> Plan:
-    """Offload all layers, some, or none, given free VRAM and RAM, at this context size."""
-    est = estimate(info, context, kv_type, flash_attn=flash_attn)
+    """Offload all layers, some, or none, given free VRAM and RAM, at this context size
+    (`drafting`: speculative decoding on, which runs an MTP head in a context of its own)."""
+    est = estimate(info, context, kv_type, flash_attn=flash_attn, drafting=drafting)
     ram_budget = int(memory.ram_free * HEADROOM)
     layers = max(len(info.layer_bytes), 1)
     if memory.has_gpu and memory.vram_free is not None:
         vram_budget = int(memory.vram_free * HEADROOM)
         # offloaded weights are not repacked for the CPU, and an offloaded file is mapped
-        mapped = estimate(info, context, kv_type, flash_attn=flash_attn, use_mmap=True)
+        mapped = estimate(
+            info, context, kv_type, flash_attn=flash_attn, use_mmap=True, drafting=drafting
+        )
         on_gpu = mapped.total - mapped.repack
         if on_gpu <= vram_budget:
             return Plan(est, "all", layers, True, 0, on_gpu, "everything on the GPU")
@@ -267,9 +330,13 @@ def largest_context(
     kv_type: str = "f16",
     flash_attn: bool | None = None,
     ceiling: int = 0,
+    *,
+    drafting: bool = True,
 ) -> int:
     """The largest context (a multiple of 256, at most the model's own) whose plan fits; 0 if none."""
     top = info.context_length or 262144
     if ceiling:
         top = min(top, ceiling)
-    return largest_fitting(top, lambda ctx: plan(info, ctx, memory, kv_type, flash_attn).fits)
+    return largest_fitting(
+        top, lambda ctx: plan(info, ctx, memory, kv_type, flash_attn, drafting=drafting).fits
+    )

@@ -32,6 +32,9 @@ class SessionRecord:
     n_steps: int = 0
     recoveries: dict[str, int] = field(default_factory=dict)
     """Tool-call drifts the parser recovered over the session's steps, by kind."""
+    drafts: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Drafted tokens the model verified and accepted over the session's steps, by drafter
+    (`{"ngram": {"drafted": 40, "accepted": 31}}`; speculative decoding, llama backend)."""
     settings: dict[str, Any] = field(default_factory=dict)
     """The Settings values the session runs with (budgets, sampling, sandbox)."""
     sandbox_level: str = ""

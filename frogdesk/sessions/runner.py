@@ -20,7 +20,7 @@ from frogdesk.engine.types import Message
 from frogdesk.errors import DiskFullError, FrogDeskError
 from frogdesk.leaf.events import LoopEvent, Notice
 from frogdesk.leaf.loop import LoopConfig, run_loop
-from frogdesk.leaf.records import LoopResult, StepRecord
+from frogdesk.leaf.records import LoopResult, StepRecord, add_drafts
 from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import system_prompt, tool_schemas
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
@@ -269,6 +269,7 @@ class SessionService:
             record.n_steps = step.step + 1
             for kind in step.recoveries:
                 record.recoveries[kind] = record.recoveries.get(kind, 0) + 1
+            add_drafts(record.drafts, step.usage)
             self.store.update(record)
             watch.save()
 

@@ -26,14 +26,6 @@ pytestmark = pytest.mark.llama
 OPTIONS = LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64)
 
 
-@pytest.fixture(scope="session")
-def mtp_gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny qwen35 model with one NextN block, generated once per test session."""
-    from tests.support.tiny_qwen35_mtp import write_tiny_qwen35_mtp
-
-    return write_tiny_qwen35_mtp(tmp_path_factory.mktemp("qwen35-mtp") / "tiny-qwen35-mtp.gguf")
-
-
 @pytest.fixture
 def mtp_backend(mtp_gguf: Path) -> Iterator[LlamaBackend]:
     b = LlamaBackend(mtp_gguf, OPTIONS)

@@ -64,7 +64,7 @@ async def test_full_run_shows_reasoning_content_cards_and_status(tmp_path: Path)
             3,
             1110,
             1,
-            20.0,
+            18.0,  # the last reply: 9 tokens after its first in 0.5 s
         )
         assert (info.model, info.quant, info.sandbox) == ("FrogNano-4B", "Q4_K_M", "bwrap")
         assert screen.query_one(PromptInput).has_focus

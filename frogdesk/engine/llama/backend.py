@@ -95,7 +95,8 @@ class LlamaBackend:
             self.model.close()
             raise
         self.load_log: list[str] = self._log.lines
-        """llama.cpp's log lines from loading the model and making the context."""
+        """llama.cpp's log lines from loading the model and making the contexts (the MTP
+        draft context's too, when there is one)."""
         self.transcript = TokenTranscript()
         self.sequence = LlamaSequence(
             self.model, self.context, self.transcript, max_snapshots=self.options.max_snapshots
@@ -114,6 +115,7 @@ class LlamaBackend:
         """Whether the MTP head drafts ("on") or why not ("off: ...")."""
         if self.options.speculative:
             self._start_mtp()
+            self.load_log = self._log.lines
         self._busy = threading.Lock()
 
     def _start_mtp(self) -> None:

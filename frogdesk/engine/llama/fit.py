@@ -131,12 +131,14 @@ def fit_under_cap(
     kv_type: str = "f16",
     flash_attn: bool | None = None,
     ceiling: int = 0,
+    drafting: bool = True,
 ) -> CapFit:
     """The context to load `path` with in `room` bytes of address space.
 
     `n_ctx` > 0 is checked as asked; 0 takes the largest multiple of 256 that fits (at
-    most `ceiling` and the model's own). Raises `DoesNotFitError` when nothing fits, and
-    the header's own `ModelLoadError` for a file llama.cpp could not load anyway.
+    most `ceiling` and the model's own); `drafting` counts the MTP draft context a file with
+    an MTP head gets while speculative decoding is on. Raises `DoesNotFitError` when nothing
+    fits, and the header's own `ModelLoadError` for a file llama.cpp could not load anyway.
     """
     extra = reserve(n_threads)
     try:
@@ -149,7 +151,9 @@ def fit_under_cap(
     info = header_info(path, check_loadable(path))
 
     def needed(context: int) -> int:
-        return estimate(info, context, kv_type, flash_attn=flash_attn).total + extra
+        return (
+            estimate(info, context, kv_type, flash_attn=flash_attn, drafting=drafting).total + extra
+        )
 
     if n_ctx > 0:
         if needed(n_ctx) > room:

@@ -122,6 +122,8 @@ class ReplyRun:
             ttft_seconds=(first - started) if first else 0.0,
             drafted_tokens=self.drafts.drafted,
             accepted_tokens=self.drafts.accepted,
+            drafted_by={name: n[0] for name, n in self.drafts.by_drafter.items()},
+            accepted_by={name: n[1] for name, n in self.drafts.by_drafter.items()},
             **usage,  # type: ignore[arg-type]
         )
         if reason in ("stop", "tool_calls", "length") and completion > 0:

@@ -13,8 +13,9 @@ import llama_cpp
 from frogdesk.engine.llama.errors import ModelLoadError
 from frogdesk.engine.llama.gguf import GgufHeader, check_loadable
 from frogdesk.engine.llama.log import LlamaLogCapture
-from frogdesk.engine.llama.nextn import MTP_ARCHITECTURES, nextn_layers
+from frogdesk.engine.llama.nextn import nextn_layers
 from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.models.memory import MTP_ARCHITECTURES
 
 KV_CACHE_TYPES: dict[str, int] = {
     "f32": llama_cpp.GGML_TYPE_F32,

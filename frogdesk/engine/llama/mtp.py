@@ -24,8 +24,9 @@ import llama_cpp
 
 from frogdesk.engine.llama.context import SEQ, LlamaContext
 from frogdesk.engine.llama.model import KV_CACHE_TYPES, LlamaModel
-from frogdesk.engine.llama.nextn import MTP_ARCHITECTURES, NextnCalls, load_nextn, nextn_layers
+from frogdesk.engine.llama.nextn import NextnCalls, load_nextn, nextn_layers
 from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.models.memory import MTP_ARCHITECTURES
 
 MTP_MAX_DRAFT = 4
 """The most tokens one MTP draft chains (a single head loses accuracy at each step)."""

@@ -32,9 +32,6 @@ SYMBOLS = {
 
 FLOATS = ctypes.POINTER(ctypes.c_float)
 
-MTP_ARCHITECTURES = ("qwen35",)
-"""Architectures whose MTP graph in llama.cpp runs one NextN block as FrogDesk drives it."""
-
 
 def nextn_layers(header: GgufHeader) -> int:
     """`<arch>.nextn_predict_layers` from the GGUF header: its MTP blocks (0 when absent)."""

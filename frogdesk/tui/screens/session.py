@@ -19,6 +19,7 @@ from frogdesk.core.ports import AgentSession, Workbench
 from frogdesk.core.status import ending_words, status_words
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage, ToolFinished
+from frogdesk.leaf.records import add_drafts
 from frogdesk.models.switch import SwitchPlan
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.bindings import session_bindings
@@ -33,7 +34,7 @@ from frogdesk.tui.stream import EventBuffer
 from frogdesk.tui.widgets.conversation import Conversation
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.prompt_input import PromptInput
-from frogdesk.tui.widgets.status_bar import StatusBar, short_model
+from frogdesk.tui.widgets.status_bar import StatusBar, draft_fields, short_model
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 FRAME_SECONDS = 1 / 15
@@ -66,7 +67,11 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self._step_started = 0.0
         self._step_pushed = 0
         self._generating = False
+        self._streaming = False
+        """Whether the current reply has streamed text yet (the live rate's clock starts there)."""
         self._speed_shown = 0.0
+        self._drafts: dict[str, dict[str, int]] = {}
+        """Drafted and accepted tokens of the open session, by drafter."""
         # The frame timer and the end of a run both flush; one at a time keeps the events in order.
         self._flushing = asyncio.Lock()
 
@@ -158,6 +163,9 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
     async def on_session_opened(self, message: SessionOpened) -> None:
         """Run the prompt on the new (or reopened) session."""
         self.session = message.session
+        # the session's own draft counts: a resumed session goes on from its stored totals
+        self._drafts = {k: dict(v) for k, v in message.session.record.drafts.items()}
+        self.status.update_info(**draft_fields(self._drafts))
         if message.run:
             self.running = True
             self._run(message.session, message.prompt)
@@ -212,7 +220,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             if events:
                 self._update_status(events)
                 await self.conversation.apply(events)
-        if self._generating:
+        if self._generating and self._streaming:
             now = time.monotonic()
             elapsed = now - self._step_started
             if elapsed > 0.5 and now - self._speed_shown >= SPEED_SECONDS:
@@ -223,27 +231,26 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
     def _update_status(self, events: list[LoopEvent]) -> None:
         for event in events:
             if isinstance(event, StepStarted):
-                self._step_started = time.monotonic()
-                self._step_pushed = self.buffer.pushed
+                self._streaming = False
                 self._generating = True
                 self.status.update_info(step=event.step + 1, state="generating")
             elif isinstance(event, ReasoningDelta | ContentDelta):
+                if not self._streaming:
+                    # the reply's first text: decoding has begun (the prefill is not counted)
+                    self._streaming = True
+                    self._step_started = time.monotonic()
+                    self._step_pushed = self.buffer.pushed
                 self._generating = True
             elif isinstance(event, StepUsage):
                 self._generating = False
                 usage = event.usage
-                rate = (
-                    usage.completion_tokens / usage.decode_seconds
-                    if usage.decode_seconds > 0
-                    else 0.0
-                )
                 info = self.status.info
+                add_drafts(self._drafts, usage)
                 self.status.update_info(
                     context_used=usage.prompt_tokens + usage.completion_tokens,
-                    tokens_per_second=rate or info.tokens_per_second,
-                    drafted=info.drafted + usage.drafted_tokens,
-                    accepted=info.accepted + usage.accepted_tokens,
+                    tokens_per_second=usage.decode_rate or info.tokens_per_second,
                     state="running tools",
+                    **draft_fields(self._drafts),
                 )
             elif isinstance(event, RunFinished):
                 self._generating = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from textual.content import Content
@@ -30,6 +31,21 @@ class StatusInfo:
     """Drafted tokens verified so far in this session (speculative decoding)."""
     accepted: int = 0
     """Of those, the tokens the model accepted."""
+    by_drafter: tuple[tuple[str, int, int], ...] = ()
+    """(drafter, drafted, accepted) for each drafter that drafted in this session."""
+
+
+def draft_fields(drafts: Mapping[str, Mapping[str, int]]) -> dict[str, object]:
+    """The status fields for a session's draft counts (`SessionRecord.drafts` form)."""
+    rows = tuple(
+        (name, int(c.get("drafted", 0)), int(c.get("accepted", 0)))
+        for name, c in sorted(drafts.items())
+    )
+    return {
+        "drafted": sum(r[1] for r in rows),
+        "accepted": sum(r[2] for r in rows),
+        "by_drafter": rows,
+    }
 
 
 def short_model(model: str) -> str:
@@ -54,7 +70,11 @@ def format_status(info: StatusInfo) -> Content:
     )
     speed = f"{info.tokens_per_second:.1f} tok/s" if info.tokens_per_second else "- tok/s"
     if info.drafted:
-        speed += f" (drafts {info.accepted}/{info.drafted} accepted)"
+        each = ", ".join(f"{name} {acc}/{n}" for name, n, acc in info.by_drafter if n)
+        # drafter names come from the engine, but the line stays plain text anyway
+        speed += f" (drafts {info.accepted}/{info.drafted} accepted" + (
+            f": {inert_line(each)})" if each else ")"
+        )
     files = "1 file changed" if info.changed_files == 1 else f"{info.changed_files} files changed"
     sep = " │ "
     return Content.assemble(
