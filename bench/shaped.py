@@ -193,9 +193,10 @@ def measure_memory(path: Path, args: argparse.Namespace) -> dict[str, Any]:
                 finally:
                     ctx.close()
                 allocated = {**weights, **context_buffers}
+                # loaded here without an MTP head, so no MTP draft context is counted
                 est = estimate(
                     info, n_ctx, options.kv_cache_type, options.n_ubatch, options.flash_attn,
-                    use_mmap=use_mmap,
+                    use_mmap=use_mmap, drafting=False,
                 )  # fmt: skip
                 total = sum(allocated.values())
                 per_context[str(n_ctx)] = {
