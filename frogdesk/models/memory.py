@@ -99,11 +99,12 @@ def default_flash_attn(kv_type: str, hybrid: bool) -> bool:
     """Whether FrogDesk turns flash attention on when the settings leave it to FrogDesk.
 
     A quantized KV cache needs it: llama.cpp refuses a quantized V cache without it.
-    Otherwise it follows bench/levers.py on this kind of CPU: on a transformer with many
-    small attention heads (SmolLM2) flash attention decodes faster at depth 0 but slower
-    once the context holds a few thousand tokens, where an agent works, so it stays off;
-    on the hybrid architecture (FrogNano: 8 attention layers of 16 heads of 256 among 32)
-    FLASH_ATTN_HYBRID says what the measurement chose (`python -m bench.levers --block`).
+    Otherwise it stays off, on transformers and on the hybrid architecture alike, because
+    on the CPU it decodes faster only near the start of a conversation and much slower
+    where an agent works, a few thousand tokens in (`python -m bench.levers`, 2 threads):
+    SmolLM2 1.12x at depth 0 but 0.79x at 2,048; one FrogNano-shaped block (three DeltaNet
+    layers and one attention layer of 16 heads of 256, `--block`) 1.25-1.8x at depth 0 but
+    0.24-0.29x at 8,192.
     """
     if kv_type not in UNQUANTIZED_KV:
         return True
