@@ -104,6 +104,14 @@ class BatchScheduler:
                 raise DecodeError(request.error)
             return request.output
 
+    def join(self, seq: int) -> None:
+        """`seq` is about to decode: batches wait for its request (or its `release`).
+
+        Only for a sequence whose thread is sure to do one or the other soon.
+        """
+        with self._cond:
+            self._active.add(seq)
+
     def release(self, seq: int) -> None:
         """`seq`'s reply ended (or it went to run tools): batches run without it."""
         with self._cond:

@@ -114,6 +114,10 @@ class SharedLlama:
                     continue
                 owner.slot.copy_to(other.seq)
                 other.adopt(copy.deepcopy(owner.transcript))
+                if other.generating:
+                    # It waits for this lock inside `generate`, which ends by releasing its
+                    # slot: the first batches wait for it, so the attempts start together.
+                    self.scheduler.join(other.seq)
 
     def close(self) -> None:
         """Free the context, and the model when it was loaded here."""
@@ -141,6 +145,8 @@ class SequenceBackend(LlamaBackend):
         self._closing = shared.closing
         self.load_log = shared.log.lines
         self._busy = threading.Lock()
+        self.generating = False
+        """Inside `generate` (from its start to its slot's release)."""
         self.adopt(TokenTranscript())
 
     def adopt(self, transcript: TokenTranscript) -> None:
@@ -160,10 +166,12 @@ class SequenceBackend(LlamaBackend):
         """Stream the next reply, decoding in the shared batches; see `Backend.generate`."""
         if not self._busy.acquire(blocking=False):
             raise RuntimeError("this backend is already generating")
+        self.generating = True
         try:
             self.shared.share_prefix(self, messages, tools, settings.enable_thinking)
             yield from self._generate(messages, tools, settings, cancel)
         finally:
+            self.generating = False
             self.slot.release()  # the others need not wait for this one's logits
             self._busy.release()
 
