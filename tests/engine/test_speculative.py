@@ -262,6 +262,28 @@ def test_the_policy_drafts_only_when_it_pays() -> None:
     assert compute_bound.length(8) == 0
 
 
+def test_a_batch_costs_what_it_did_beside_the_steps_around_it() -> None:
+    """Batch times are kept relative to the single steps of their stretch: steps that get
+    faster later (a shorter context) leave a batch measured before just as cheap."""
+    policy = DraftPolicy()
+    for _ in range(30):
+        policy.timed(1, 0.073)  # deep in a long context
+        policy.timed(6, 0.240)
+    for _ in range(10):
+        policy.score(5, False)
+    assert policy.cost(6) == pytest.approx(0.240 / 0.073, rel=0.01)
+    deep = policy.length(5)
+    assert deep > 0
+    for _ in range(100):
+        policy.timed(1, 0.033)  # a new reply, near the start of its context
+    assert policy.cost(6) == pytest.approx(0.240 / 0.073, rel=0.01)
+    assert policy.length(5) == deep
+    # Control: a batch timed beside the faster steps costs more of them.
+    for _ in range(30):
+        policy.timed(6, 0.240)
+    assert policy.cost(6) > 6
+
+
 def test_close_calls_decoded_again_are_charged_to_drafting() -> None:
     """Greedy close calls decode batch-made tokens again; when that eats the gain, drafting
     stops, and it comes back after a stretch of plain steps."""
@@ -402,3 +424,20 @@ def test_files_read_with_numbers_reach_the_drafter_without_them(smollm2_gguf: Pa
         assert bare[: len(proposal)] != proposal
     finally:
         b.close()
+
+
+def test_an_unambiguous_drafter_stops_where_equally_good_places_part() -> None:
+    """Lines alike but for a number: equally agreeing places are followed only as far as they
+    continue alike; a single best place is followed as before."""
+    # "x = N ;" three times, then "x =": every earlier line agrees as far back as the last.
+    tokens = [7, 1, 2, 30, 3, 7, 1, 2, 31, 3, 7, 1, 2, 32, 3, 7, 1, 2]
+    assert NgramDrafter().propose(tokens, 3) == [32, 3, 7]  # control: the newest, number and all
+    assert NgramDrafter(unambiguous=True).propose(tokens, 3) == []
+    # After the number the lines agree again: the rest of the line is drafted.
+    assert NgramDrafter(unambiguous=True).propose([*tokens, 33, 3, 7, 1], 3) == [2]
+    # The places agree on a longer stretch before they part.
+    same_start = [0, 5, 6, 8, 9, 40, 0, 5, 6, 8, 9, 41, 0, 5, 6]
+    assert NgramDrafter(unambiguous=True).propose(same_start, 4) == [8, 9]
+    # One place agreeing longest (a copy in progress) is followed whole.
+    copied = [4, 7, 1, 2, 30, 3, 5, 7, 1, 2, 31, 3, 4, 7, 1, 2]
+    assert NgramDrafter(unambiguous=True).propose(copied, 3) == [30, 3, 5]

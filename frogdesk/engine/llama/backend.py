@@ -101,7 +101,7 @@ class LlamaBackend:
         self.sequence = LlamaSequence(
             self.model, self.context, self.transcript, max_snapshots=self.options.max_snapshots
         )
-        self.ngram = NgramDrafter()
+        self.ngram = NgramDrafter(unambiguous=True)
         """Drafts from the conversation's own tokens (alone, or beside the MTP head)."""
         self.drafter: Drafter = self.ngram
         self.draft_policy: DraftPolicy = DraftPolicy(rollback_redecodes=self.model.is_hybrid)

@@ -58,7 +58,10 @@ class DraftPolicy:
     while drafting is off and drafting comes back when the text starts repeating again.
     Costs are the wall time of decode calls by batch size, so the choice follows the
     hardware: on a compute-bound CPU a batch of 8 costs several single steps, on a
-    bandwidth-bound one little more than one.
+    bandwidth-bound one little more than one. A batch's time is kept relative to the
+    single steps of the same stretch (a step at 3,000 tokens of context takes twice one at
+    700 here, and batch sizes that stop paying are rarely measured again), so a figure
+    measured deep in one reply still holds at the start of the next.
     """
 
     def __init__(self, *, max_draft: int = MAX_DRAFT, rollback_redecodes: bool = False) -> None:
@@ -68,6 +71,9 @@ class DraftPolicy:
         self._hits = PRIOR_ACCEPTANCE
         self._trials = 1.0
         self._seconds: dict[int, float] = {}
+        """Running seconds of a 1-token step (key 1)."""
+        self._ratios: dict[int, float] = {}
+        """Running time of a decode call by its tokens, over the running 1-token step."""
         self._redecoded = 0.0
         """Running tokens decoded again per verification batch (greedy close calls)."""
 
@@ -103,9 +109,17 @@ class DraftPolicy:
         return self._redecoded
 
     def timed(self, n_tokens: int, seconds: float) -> None:
-        """Record the wall time of one decode call of `n_tokens` tokens."""
-        old = self._seconds.get(n_tokens)
-        self._seconds[n_tokens] = seconds if old is None else old * DECAY + seconds * (1 - DECAY)
+        """Record the wall time of one decode call of `n_tokens` tokens (a call of several
+        before any single step was timed has nothing to be compared with: not recorded)."""
+        if n_tokens <= 1:
+            old = self._seconds.get(1)
+            self._seconds[1] = seconds if old is None else old * DECAY + seconds * (1 - DECAY)
+            return
+        one = self._seconds.get(1)
+        if not one:
+            return
+        ratio, old = seconds / one, self._ratios.get(n_tokens)
+        self._ratios[n_tokens] = ratio if old is None else old * DECAY + ratio * (1 - DECAY)
 
     def cost(self, n_tokens: int) -> float:
         """Estimated seconds for a decode call of `n_tokens`, relative to a single step.
@@ -114,20 +128,20 @@ class DraftPolicy:
         measured yet a batch is assumed to cost as much as its tokens would one by one
         beyond the first half (a cautious start).
         """
-        one = self._seconds.get(1)
         if n_tokens <= 1:
             return 1.0
-        if one is None or one <= 0:
+        ratios = self._ratios
+        if not ratios:
             return 1.0 + 0.5 * (n_tokens - 1)
-        if n_tokens in self._seconds:
-            return self._seconds[n_tokens] / one
-        sizes = sorted(self._seconds)
-        below = max((s for s in sizes if s < n_tokens), default=1)
-        above = min((s for s in sizes if s > n_tokens), default=None)
+        if n_tokens in ratios:
+            return ratios[n_tokens]
+        known = {1: 1.0, **ratios}
+        below = max(s for s in known if s < n_tokens)
+        above = min((s for s in known if s > n_tokens), default=None)
         if above is None:
-            slope = (self._seconds[below] / one - 1.0) / max(below - 1, 1) if below > 1 else 0.5
-            return self._seconds[below] / one + slope * (n_tokens - below)
-        lo, hi = self._seconds[below] / one, self._seconds[above] / one
+            slope = (known[below] - 1.0) / (below - 1) if below > 1 else 0.5
+            return known[below] + slope * (n_tokens - below)
+        lo, hi = known[below], known[above]
         return lo + (hi - lo) * (n_tokens - below) / (above - below)
 
     def expected_tokens(self, k: int) -> float:
