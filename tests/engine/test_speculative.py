@@ -310,6 +310,27 @@ def test_close_calls_decoded_again_are_charged_to_drafting() -> None:
     assert charged.length(4) > 0
 
 
+def test_no_drafting_while_the_model_keeps_hesitating() -> None:
+    """Greedy picks too close to call (each decodes everything since the first batch
+    again): while they are frequent nothing is drafted; after a stretch of sure picks,
+    drafting comes back."""
+    policy = DraftPolicy()
+    for _ in range(30):
+        policy.timed(1, 0.010)
+        policy.timed(6, 0.025)
+    for _ in range(10):
+        policy.score(5, False)
+    for _ in range(50):
+        policy.picked(False)
+    assert policy.length(5) > 0  # control: sure picks, drafting pays
+    policy.picked(True)
+    assert policy.close_share > 0.03
+    assert policy.length(5) == 0
+    for _ in range(30):
+        policy.picked(False)
+    assert policy.length(5) > 0
+
+
 def test_the_ngram_drafter_proposes_what_followed_and_follows_cuts() -> None:
     drafter = NgramDrafter()
     tokens = [5, 6, 7, 8, 9, 10, 1, 2, 5, 6, 7]

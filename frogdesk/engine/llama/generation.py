@@ -166,12 +166,19 @@ class ReplyRun:
                     return
                 if greedy and seq.batched_from is not None:
                     pick = stream.sampler.choose(ctx.handle, -1)
+                    self._picked(pick)
                     if self._trusted(pick):
                         stream.sampler.accept(pick.token)
                         token = pick.token
                     else:
                         self._redecode_alone()
                         token = ctx.sample(stream.sampler)
+                elif greedy and stream.sampler.plain_greedy and self._policy is not None:
+                    # Cheap to read: the policy learns how often the model hesitates.
+                    pick = stream.sampler.choose(ctx.handle, -1)
+                    self._picked(pick)
+                    stream.sampler.accept(pick.token)
+                    token = pick.token
                 else:
                     token = ctx.sample(stream.sampler)
                 yield from self._emit(stream, token)
@@ -202,8 +209,9 @@ class ReplyRun:
                 if greedy:
                     pick = stream.sampler.choose(ctx.handle, i)
                     if not self._trusted(pick):
-                        untrusted = True
+                        untrusted = True  # counted when picked again, after a 1-token step
                         break
+                    self._picked(pick)
                     stream.sampler.accept(pick.token)
                     token = pick.token
                 else:
@@ -238,6 +246,11 @@ class ReplyRun:
     def _trusted(self, pick: Pick) -> bool:
         """Whether a greedy pick from batch-made logits is the one a 1-token step makes."""
         return pick.lead >= GREEDY_TIE_FRACTION * pick.scale
+
+    def _picked(self, pick: Pick) -> None:
+        """Tell the policy whether a greedy pick was close (were it made from batch rows)."""
+        if self._policy is not None:
+            self._policy.picked(not self._trusted(pick))
 
     def _redecode_alone(self) -> None:
         """Decode this reply's batch-made tokens again one at a time (a close greedy call)."""

@@ -125,6 +125,11 @@ class Sampler:
         seed = s.seed if s.seed == RANDOM_SEED else (s.seed + seed_offset) & 0x7FFFFFFF
         self._add(llama_cpp.llama_sampler_init_dist(seed))
 
+    @property
+    def plain_greedy(self) -> bool:
+        """Whether the chain is the greedy sampler alone (`choose` then costs little)."""
+        return self._plain_greedy
+
     def sample(self, ctx: Any, row: int = -1) -> int:
         """Sample from the logits of batch row `row` of `ctx` (the last by default), and
         accept the token into the chain (grammar, repetition state)."""
