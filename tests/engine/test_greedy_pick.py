@@ -13,22 +13,12 @@ from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.sampling import GrammarUse, Sampler, SamplerSettings
 from frogdesk.engine.toolcall.grammar import tool_call_grammar, trigger_pattern
 from frogdesk.engine.types import ToolSchema
+from frogdesk.leaf.schemas import tool_schemas
 
 pytestmark = pytest.mark.llama
 
 OPTIONS = LlamaOptions(n_ctx=1024, n_threads=2, n_batch=64)
-TOOL: ToolSchema = {
-    "type": "function",
-    "function": {
-        "name": "Read",
-        "description": "Read a file.",
-        "parameters": {
-            "type": "object",
-            "properties": {"file_path": {"type": "string"}},
-            "required": ["file_path"],
-        },
-    },
-}
+TOOL: ToolSchema = next(t for t in tool_schemas() if t["function"]["name"] == "Read")
 TEXT = "def area(width: int, height: int) -> int:\n    return width * height\n" * 3
 
 
