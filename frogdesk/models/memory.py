@@ -101,10 +101,10 @@ def default_flash_attn(kv_type: str, hybrid: bool) -> bool:
     A quantized KV cache needs it: llama.cpp refuses a quantized V cache without it.
     Otherwise it stays off, on transformers and on the hybrid architecture alike, because
     on the CPU it decodes faster only near the start of a conversation and much slower
-    where an agent works, a few thousand tokens in (`python -m bench.levers`, 2 threads):
-    SmolLM2 1.12x at depth 0 but 0.79x at 2,048; one FrogNano-shaped block (three DeltaNet
-    layers and one attention layer of 16 heads of 256, `--block`) 1.25-1.8x at depth 0 but
-    0.24-0.29x at 8,192.
+    where an agent works, a few thousand tokens in (`python -m bench.levers`, 2 threads, a
+    quiet machine): SmolLM2 1.12x at depth 0 but 0.79x at 2,048; one FrogNano-shaped block
+    (three DeltaNet layers and one attention layer of 16 heads of 256, `--block`) 1.01x at
+    depth 0, 0.88x at 2,048 and 0.66x at 8,192.
     """
     if kv_type not in UNQUANTIZED_KV:
         return True
