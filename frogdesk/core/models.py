@@ -10,7 +10,6 @@ from typing import Any
 from frogdesk.config import Settings
 from frogdesk.engine.backends import make_backend
 from frogdesk.engine.types import Backend
-from frogdesk.logfile import say_notice
 from frogdesk.models.catalog import CatalogRow
 from frogdesk.models.download import Progress
 from frogdesk.quantcheck.files import latest_result
@@ -40,17 +39,6 @@ def load_backend(
 ) -> Backend:
     """Load the GGUF at `path` on llama.cpp with the settings (blocking, seconds); `progress`
     hears the fraction loaded. A context cut to what the model was trained for, and GPU layers
-    asked of a build that cannot offload, are said as notices."""
-    backend = make_backend(settings, model_path=path, progress=progress)
-    held = backend.info.context_size
-    if 0 < held < settings.context_size:
-        say_notice(
-            f"{path.name} was trained on {held:,} tokens of context: FrogDesk uses {held:,}, "
-            f"not the {settings.context_size:,} that context_size asks"
-        )
-    if settings.gpu_layers > 0 and backend.info.device == "CPU":
-        say_notice(
-            f"gpu_layers asks for {settings.gpu_layers} layers on a GPU, but this llama.cpp "
-            "cannot offload: the model runs on the CPU (`frogdesk doctor` shows the build)"
-        )
-    return backend
+    asked of a build that cannot offload, are said as notices (by `make_backend`, so a
+    headless run says them too)."""
+    return make_backend(settings, model_path=path, progress=progress)

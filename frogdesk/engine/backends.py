@@ -13,6 +13,7 @@ from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
 from frogdesk.engine.script_backend import ScriptBackend, ScriptError
 from frogdesk.engine.types import Backend
 from frogdesk.errors import FrogDeskError
+from frogdesk.logfile import say_notice
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import CONTEXT_PAD, UNQUANTIZED_KV, largest_context, plan
@@ -166,7 +167,7 @@ def make_backend(
         from frogdesk.engine.llama.backend import LlamaBackend
 
         try:
-            return LlamaBackend(model_path, plan_llama(settings, model_path), progress=progress)
+            backend = LlamaBackend(model_path, plan_llama(settings, model_path), progress=progress)
         except ModelError as exc:
             raise BackendError(str(exc)) from exc
         except MemoryError:
@@ -174,4 +175,23 @@ def make_backend(
                 f"not enough memory to load {model_path.name}; "
                 "try a smaller quant or a smaller context, or free some memory"
             ) from None
+        say_load_notices(settings, model_path, backend)
+        return backend
     raise BackendError(f"unknown backend {kind!r}: choose llama, openai or script")
+
+
+def say_load_notices(settings: Settings, model_path: Path, backend: Backend) -> None:
+    """Say, as notices, where a loaded llama model runs otherwise than the settings ask: a
+    context cut to what the model was trained for, GPU layers asked of a build that cannot
+    offload."""
+    held = backend.info.context_size
+    if 0 < held < settings.context_size:
+        say_notice(
+            f"{model_path.name} was trained on {held:,} tokens of context: FrogDesk uses "
+            f"{held:,}, not the {settings.context_size:,} that context_size asks"
+        )
+    if settings.gpu_layers > 0 and backend.info.device == "CPU":
+        say_notice(
+            f"gpu_layers asks for {settings.gpu_layers} layers on a GPU, but this llama.cpp "
+            "cannot offload: the model runs on the CPU (`frogdesk doctor` shows the build)"
+        )

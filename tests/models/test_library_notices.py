@@ -180,3 +180,41 @@ def test_gpu_layers_asked_of_a_build_without_offload_is_said(
         "gpu_layers asks for 4 layers on a GPU, but this llama.cpp cannot offload: the model "
         "runs on the CPU (`frogdesk doctor` shows the build)"
     ]
+
+
+@pytest.mark.llama
+@pytest.mark.slow
+def test_a_headless_run_says_the_load_notices_on_stderr(
+    tmp_path: Path, qwen35_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import llama_cpp
+
+    from frogdesk.models.gguf_info import inspect_gguf
+    from tests.support.scripted import frogdesk, make_repo
+
+    trained = inspect_gguf(qwen35_gguf).context_length
+    cut = (
+        f"{qwen35_gguf.name} was trained on {trained:,} tokens of context: FrogDesk uses "
+        f"{trained:,}, not the {trained * 2:,} that context_size asks"
+    )
+    no_offload = "gpu_layers asks for 4 layers on a GPU, but this llama.cpp cannot offload"
+    repo = make_repo(tmp_path)
+
+    def run(context_size: int, gpu_layers: int, out: str) -> str:
+        monkeypatch.setenv("FROGDESK_CONTEXT_SIZE", str(context_size))
+        monkeypatch.setenv("FROGDESK_GPU_LAYERS", str(gpu_layers))
+        done = frogdesk(
+            "run", "Say hello.", "--repo", str(repo), "--backend", "llama",
+            "--model", str(qwen35_gguf), "--max-steps", "1", "--max-tokens-per-turn", "4",
+            "--sandbox", "none", "--quiet", "--output", str(tmp_path / out), timeout=300,
+        )  # fmt: skip
+        assert "Traceback" not in done.stderr
+        return done.stderr
+
+    # control: a context the model holds, on the CPU asked for: nothing said
+    quiet = run(trained // 2, 0, "asked")
+    assert cut.split(":")[0] not in quiet and "gpu_layers asks" not in quiet
+    stderr = run(trained * 2, 4, "cut")
+    assert f"frogdesk: warning: {cut}" in stderr
+    if not llama_cpp.llama_supports_gpu_offload():
+        assert f"frogdesk: warning: {no_offload}" in stderr
