@@ -82,11 +82,6 @@ class Settings:
     check_timeout: float = 600.0
     """Seconds the check command may run in each attempt's worktree before it counts as failed."""
 
-    @property
-    def flash_attn_choice(self) -> bool | None:
-        """`flash_attn` as the engine takes it: True (on), False (off) or None (auto)."""
-        return {"on": True, "off": False}.get(self.flash_attn)
-
     enable_thinking: bool = True
     """Let the model reason in <think> before acting, as it was trained."""
     sandbox: str = "auto"
@@ -107,6 +102,11 @@ class Settings:
     """TUI key remaps: binding id -> key, e.g. {"review" = "ctrl+r"}."""
     acknowledged: list[str] = field(default_factory=list)
     """Notices the user has seen once (e.g. a model's license ambiguity)."""
+
+    @property
+    def flash_attn_choice(self) -> bool | None:
+        """`flash_attn` as the engine takes it: True (on), False (off) or None (auto)."""
+        return {"on": True, "off": False}.get(self.flash_attn)
 
 
 def option_docs() -> dict[str, str]:

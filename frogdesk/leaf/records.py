@@ -145,14 +145,6 @@ def add_drafts(totals: dict[str, dict[str, int]], usage: Usage | None) -> None:
         counts["accepted"] += usage.accepted_by.get(name, 0)
 
 
-def draft_counts(steps: Sequence[StepRecord]) -> dict[str, dict[str, int]]:
-    """Tokens drafted for verification and accepted over `steps`, by drafter (names sorted)."""
-    totals: dict[str, dict[str, int]] = {}
-    for step in steps:
-        add_drafts(totals, step.usage)
-    return dict(sorted(totals.items()))
-
-
 def dumps(data: Any) -> str:
     """One compact JSON line."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

@@ -159,16 +159,24 @@ def compute_bytes(info: GgufInfo, context: int, ubatch: int = 512, flash_attn: b
     Without flash attention an attention layer holds the KQ matrix and its mask
     (context x batch per head, f32), which grows with the context.
     """
-    embd = info.embedding_length
-    logits = ubatch * 4 * (info.vocab_size + 2 * embd)
-    attention = ubatch * 4 * (4 * embd + 2 * info.feed_forward_length)
-    if info.full_attention_layers and not flash_attn:
-        attention += ubatch * 4 * _padded(context) * (info.head_count + 1)
+    kq = bool(info.full_attention_layers) and not flash_attn
     recurrent = 0
     if info.recurrent_layers:
         # the chunked delta rule keeps a few chunk x batch matrices per head
+        embd = info.embedding_length
         recurrent = ubatch * 4 * (4 * embd + 6 * 64 * max(info.ssm_time_step_rank, 1))
-    return max(logits, attention, recurrent)
+    return max(_logits_or_attention_bytes(info, context, ubatch, kq), recurrent)
+
+
+def _logits_or_attention_bytes(info: GgufInfo, context: int, ubatch: int, kq: bool) -> int:
+    """The larger of a batch's logits and its attention step (with the KQ matrix and mask,
+    context x batch per head in f32, when `kq`: attention without flash attention)."""
+    embd = info.embedding_length
+    logits = ubatch * 4 * (info.vocab_size + 2 * embd)
+    attention = ubatch * 4 * (4 * embd + 2 * info.feed_forward_length)
+    if kq:
+        attention += ubatch * 4 * _padded(context) * (info.head_count + 1)
+    return max(logits, attention)
 
 
 def mtp_compute_bytes(info: GgufInfo, context: int, ubatch: int, flash_attn: bool) -> int:
@@ -179,12 +187,8 @@ def mtp_compute_bytes(info: GgufInfo, context: int, ubatch: int, flash_attn: boo
     Measured on the tiny qwen35 with a NextN block: within 0.2% of llama.cpp's buffers at
     2K and 8K context, batches of 64 and 512 (tests/models/test_mtp_estimate.py).
     """
-    embd = info.embedding_length
-    logits = ubatch * 4 * (info.vocab_size + 2 * embd)
-    attention = ubatch * 4 * (4 * embd + 2 * info.feed_forward_length)
-    if not flash_attn:
-        attention += ubatch * 4 * _padded(context) * (info.head_count + 1)
-    return max(logits, attention) + (info.vocab_size + embd) * 4
+    step = _logits_or_attention_bytes(info, context, ubatch, kq=not flash_attn)
+    return step + (info.vocab_size + info.embedding_length) * 4
 
 
 def estimate(

@@ -86,7 +86,6 @@ class Sampler:
         self._chain: Any = llama_cpp.llama_sampler_chain_init(params)
         self._n_vocab = model.n_vocab
         self._ids = np.arange(model.n_vocab, dtype=np.int32)
-        self._scratch = np.empty(model.n_vocab, dtype=np.float32)
         self._plain_greedy = settings.temperature <= 0 and grammar is None and not banned
         """Whether the chain is the greedy sampler alone (it picks the first largest logit)."""
         self._add_all(model, settings, grammar, banned, seed_offset)
@@ -171,10 +170,12 @@ class Sampler:
         first largest logit (the greedy sampler's pick) and its lead over every other."""
         token = int(logits.argmax())
         best = float(logits[token])
-        rest = self._scratch
-        np.copyto(rest, logits)
-        rest[token] = -np.inf
-        lead = best - float(rest.max())
+        # the runner-up, read on both sides of the pick (no copy of the row per token)
+        runner_up = max(
+            float(logits[:token].max(initial=-np.inf)),
+            float(logits[token + 1 :].max(initial=-np.inf)),
+        )
+        lead = best - runner_up
         scale = max(abs(best), abs(float(logits.min())))
         return Pick(token, lead if lead == lead else 0.0, scale)
 
