@@ -17,6 +17,7 @@ from frogdesk.engine.estimate import CHARS_PER_TOKEN, estimate_prompt_tokens, es
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser
 from frogdesk.engine.types import (
     BackendInfo,
+    Decoded,
     EngineEvent,
     Finished,
     FinishReason,
@@ -164,6 +165,7 @@ class ScriptBackend:
             for event in parser.feed(text[start : start + self._chunk]):
                 called = called or isinstance(event, ToolCallEvent | ToolCallError)
                 yield event
+            yield Decoded(estimate_tokens(text[: start + self._chunk]))
         for event in parser.finish():
             called = called or isinstance(event, ToolCallEvent | ToolCallError)
             yield event

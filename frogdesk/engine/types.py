@@ -100,6 +100,14 @@ class ContentDelta:
 
 
 @dataclass(frozen=True)
+class Decoded:
+    """Progress: the reply holds `tokens` generated tokens so far (sent as each one is taken,
+    so it counts the tokens of a tool call the parser is still holding back as text)."""
+
+    tokens: int
+
+
+@dataclass(frozen=True)
 class ToolCallEvent:
     """A complete, parsed tool call."""
 
@@ -170,7 +178,14 @@ class Finished:
 
 
 EngineEvent = (
-    ReasoningDelta | ContentDelta | ToolCallEvent | ToolCallError | Recovered | Usage | Finished
+    ReasoningDelta
+    | ContentDelta
+    | Decoded
+    | ToolCallEvent
+    | ToolCallError
+    | Recovered
+    | Usage
+    | Finished
 )
 
 
@@ -202,6 +217,8 @@ class Reply:
             self.recoveries.append(event.kind)
         elif isinstance(event, Usage):
             self.usage = event
+        elif isinstance(event, Decoded):
+            pass  # progress only: the reply's tokens are counted in its Usage
         else:
             self.finish = event
 

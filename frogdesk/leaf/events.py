@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from frogdesk.engine.types import ContentDelta, ReasoningDelta, ToolCall, Usage
+from frogdesk.engine.types import ContentDelta, Decoded, ReasoningDelta, ToolCall, Usage
 
 ExitReason = Literal[
     "agent",
@@ -77,6 +77,7 @@ LoopEvent = (
     StepStarted
     | ReasoningDelta
     | ContentDelta
+    | Decoded
     | ToolStarted
     | ToolFinished
     | StepUsage

@@ -14,6 +14,7 @@ from frogdesk.config import Settings
 from frogdesk.engine.types import (
     Backend,
     ContentDelta,
+    Decoded,
     GenerationSettings,
     Message,
     ReasoningDelta,
@@ -230,7 +231,7 @@ class LeafLoop:
         try:
             for event in self.backend.generate(self.messages, self.tools, settings, stop.event):
                 reply.add(event)
-                if isinstance(event, ReasoningDelta | ContentDelta):
+                if isinstance(event, ReasoningDelta | ContentDelta | Decoded):
                     self.emit(event)
                 elif isinstance(event, ToolCallEvent):
                     ordered.append(event.call)

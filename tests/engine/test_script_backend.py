@@ -13,6 +13,7 @@ from frogdesk.engine.toolcall.parser import render_tool_call_xml
 from frogdesk.engine.types import (
     Backend,
     ContentDelta,
+    Decoded,
     EngineEvent,
     Finished,
     GenerationSettings,
@@ -132,7 +133,7 @@ def test_cancel_from_another_thread_stops_the_stream(tmp_path: Path) -> None:
     events: list[EngineEvent] = []
     for event in backend.generate(MESSAGES, [], GenerationSettings(), cancel):
         events.append(event)
-        if len(events) == 2:
+        if isinstance(event, Decoded) and event.tokens == 2:  # after the second chunk
             setter = threading.Thread(target=cancel.set)
             setter.start()
             setter.join()

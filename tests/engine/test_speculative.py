@@ -14,7 +14,15 @@ from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.drafting import DraftPolicy
 from frogdesk.engine.llama.ngram import NgramDrafter
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolSchema
+from frogdesk.engine.types import (
+    ContentDelta,
+    Decoded,
+    GenerationSettings,
+    Message,
+    ReasoningDelta,
+    Reply,
+    ToolSchema,
+)
 
 pytestmark = pytest.mark.llama
 
@@ -200,6 +208,28 @@ def test_drafts_the_grammar_rejects_are_rejected_drafts(qwen: LlamaBackend) -> N
     assert r.usage is not None and r.usage.drafted_tokens > r.usage.accepted_tokens
     assert r.finish is not None and r.finish.raw_text.lstrip().startswith("<tool_call>")
     assert np.abs(np.array(qwen.last_logits()) - replay_logits(qwen)).max() == 0.0
+
+
+def test_progress_counts_each_token_once_drafted_or_held_back(
+    qwen: LlamaBackend, qwen35_gguf: Path
+) -> None:
+    """`Decoded` says 1, 2, ... n for a reply of n tokens, a batch's accepted drafts
+    included, and goes on counting while the parser holds a tool call's text back."""
+    kw: dict[str, object] = {"tool_choice": "required", "enable_thinking": False}
+    prompt_len, reference = reference_reply(qwen35_gguf, START, max_tokens=48, **kw)
+    qwen.drafter = ScriptedDrafter(prompt_len, reference, qwen.model.n_vocab)
+    qwen.draft_policy = AlwaysVerify()
+    settings = GenerationSettings(max_tokens=48, temperature=0.0, seed=1, **kw)  # type: ignore[arg-type]
+    events = list(qwen.generate(START, [READ_TOOL], settings))
+    out = Reply()
+    for event in events:
+        out.add(event)
+    assert out.usage is not None and out.usage.accepted_tokens > 0
+    counts = [e.tokens for e in events if isinstance(e, Decoded)]
+    assert counts == list(range(1, out.usage.completion_tokens + 1))
+    texts = [e for e in events if isinstance(e, ContentDelta | ReasoningDelta)]
+    assert out.finish is not None and "<tool_call>" in out.finish.raw_text
+    assert len(texts) < len(counts) // 2  # the call's tokens streamed no text, yet were counted
 
 
 def test_the_setting_turns_drafting_off(qwen35_gguf: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from frogdesk.engine.types import (
     ContentDelta,
+    Decoded,
     EngineEvent,
     Finished,
     Message,
@@ -256,6 +257,21 @@ def test_usage_events(runner: ToolRunner) -> None:
     usage = [e for e in events if isinstance(e, StepUsage)]
     assert usage and usage[0].usage.prompt_tokens == 100 and steps[0].usage == usage[0].usage
     assert result.context_tokens == 105
+
+
+def test_token_progress_reaches_the_driver_in_order(runner: ToolRunner) -> None:
+    """`Decoded` passes to the driver where it came, between the reply's text and its call."""
+    call = ToolCall("Glob", {"pattern": "*.py"})
+    events_in = reply("x", call)
+    events_in[2:2] = [Decoded(1), Decoded(2), Decoded(3)]  # the call's tokens, no text
+    events, _steps, _result = drive(EventBackend([events_in, reply("done")]), runner)
+    first = events[: next(i for i, e in enumerate(events) if isinstance(e, ToolStarted))]
+    assert [e for e in first if isinstance(e, ContentDelta | Decoded)] == [
+        ContentDelta("x"),
+        Decoded(1),
+        Decoded(2),
+        Decoded(3),
+    ]
 
 
 class WaitingBackend(EventBackend):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from frogdesk.engine.types import ContentDelta, ReasoningDelta, ToolCall
+import pytest
+
+from frogdesk.engine.types import ContentDelta, Decoded, ReasoningDelta, ToolCall
 from frogdesk.leaf.events import StepStarted
 from frogdesk.tui.bindings import all_binding_ids, keymap_from_settings
 from frogdesk.tui.stream import EventBuffer
@@ -50,6 +52,64 @@ def test_buffer_loses_nothing_under_concurrent_pushes() -> None:
     drained.extend(e.text for e in buffer.drain() if isinstance(e, ContentDelta))
     text = "".join(drained)
     assert text.count("x") == 2000 and text.count("y") == 2000
+
+
+class FakeClock:
+    """A clock the test moves by hand (no timing in tests)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_live_rate_counts_tokens_a_tool_call_streams_no_text_for() -> None:
+    clock = FakeClock()
+    buffer = EventBuffer(clock=clock)
+    buffer.push(StepStarted(0))
+    buffer.push(ContentDelta("I will write the file."))
+    buffer.push(Decoded(1))
+    assert buffer.live_rate() is None  # nothing to time yet
+    for n in range(2, 101):  # 99 more tokens, all inside a tool call: no text
+        clock.now += 0.02
+        buffer.push(Decoded(n))
+    assert buffer.live_rate() == pytest.approx(99 / (99 * 0.02))
+    assert buffer.drain() == [StepStarted(0), ContentDelta("I will write the file.")]
+    # control: counted by text events, the same reply would read as nearly stopped
+    texts = EventBuffer(clock=clock)
+    texts.push(StepStarted(0))
+    texts.push(ContentDelta("I will write the file."))
+    clock.now += 2.0
+    assert texts.live_rate() == 0.0
+
+
+def test_live_rate_starts_again_with_each_reply_and_waits_half_a_second() -> None:
+    clock = FakeClock()
+    buffer = EventBuffer(clock=clock)
+    buffer.push(StepStarted(0))
+    for n in range(1, 11):
+        buffer.push(Decoded(n))
+        clock.now += 0.1
+    assert buffer.live_rate() == pytest.approx(9 / 1.0)
+    buffer.push(StepStarted(1))  # tool results were read; a new reply begins
+    assert buffer.live_rate() is None
+    buffer.push(Decoded(1))
+    clock.now += 0.4
+    buffer.push(Decoded(5))
+    assert buffer.live_rate() is None  # under RATE_AFTER_SECONDS
+    clock.now += 0.1
+    assert buffer.live_rate() == pytest.approx(4 / 0.5)
+
+
+def test_live_rate_of_a_backend_without_token_counts_reads_text_events() -> None:
+    clock = FakeClock()
+    buffer = EventBuffer(clock=clock)
+    buffer.push(StepStarted(0))
+    for _ in range(21):
+        buffer.push(ReasoningDelta("x"))
+        clock.now += 0.05
+    assert buffer.live_rate() == pytest.approx(20 / (21 * 0.05))
 
 
 def test_status_line_shows_every_field() -> None:

@@ -14,6 +14,7 @@ from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.toolcall.grammar import CALL_TRIGGER, tool_call_grammar, trigger_pattern
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser
 from frogdesk.engine.types import (
+    Decoded,
     EngineEvent,
     Finished,
     FinishReason,
@@ -357,6 +358,7 @@ class ReplyStream:
         if self._model.is_eog(token):
             self.ended_on_eog = self._model.piece(token).decode("utf-8", "replace")
             self.reason = "stop"
+            yield Decoded(self.completion)
             return
         text = self._decoder.decode(self._model.piece(token))
         if text:
@@ -371,6 +373,7 @@ class ReplyStream:
                 self.sampler.close()
                 self.sampler = self._sampler_for(False, self.completion)
             self._tail = window[-16:]
+        yield Decoded(self.completion)
         if self.completion >= self._max_tokens:
             self.reason = "length"
         elif len(self._t.tokens) >= self._limit:

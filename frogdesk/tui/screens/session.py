@@ -17,7 +17,6 @@ from frogdesk.config import Settings
 from frogdesk.core.history import UserTurn
 from frogdesk.core.ports import AgentSession, Workbench
 from frogdesk.core.status import ending_words, status_words
-from frogdesk.engine.types import ContentDelta, ReasoningDelta
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage, ToolFinished
 from frogdesk.leaf.records import add_drafts
 from frogdesk.models.switch import SwitchPlan
@@ -64,11 +63,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self.running = False
         self.last_exit: RunFinished | None = None
         self.require_approval = settings.bash_approval
-        self._step_started = 0.0
-        self._step_pushed = 0
         self._generating = False
-        self._streaming = False
-        """Whether the current reply has streamed text yet (the live rate's clock starts there)."""
         self._speed_shown = 0.0
         self._drafts: dict[str, dict[str, int]] = {}
         """Drafted and accepted tokens of the open session, by drafter."""
@@ -220,27 +215,18 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             if events:
                 self._update_status(events)
                 await self.conversation.apply(events)
-        if self._generating and self._streaming:
-            now = time.monotonic()
-            elapsed = now - self._step_started
-            if elapsed > 0.5 and now - self._speed_shown >= SPEED_SECONDS:
+        now = time.monotonic()
+        if self._generating and now - self._speed_shown >= SPEED_SECONDS:
+            rate = self.buffer.live_rate()
+            if rate is not None:
                 self._speed_shown = now
-                rate = (self.buffer.pushed - self._step_pushed) / elapsed
                 self.status.update_info(tokens_per_second=rate)
 
     def _update_status(self, events: list[LoopEvent]) -> None:
         for event in events:
             if isinstance(event, StepStarted):
-                self._streaming = False
                 self._generating = True
                 self.status.update_info(step=event.step + 1, state="generating")
-            elif isinstance(event, ReasoningDelta | ContentDelta):
-                if not self._streaming:
-                    # the reply's first text: decoding has begun (the prefill is not counted)
-                    self._streaming = True
-                    self._step_started = time.monotonic()
-                    self._step_pushed = self.buffer.pushed
-                self._generating = True
             elif isinstance(event, StepUsage):
                 self._generating = False
                 usage = event.usage
