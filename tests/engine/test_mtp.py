@@ -19,6 +19,7 @@ from frogdesk.engine.llama.mtp import mtp_unavailable
 from frogdesk.engine.llama.nextn import load_nextn, nextn_layers
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.types import GenerationSettings, Message, Reply
+from frogdesk.models.memory import MTP_UBATCH
 from tests.engine.test_speculative import READ_TOOL, START, replay_logits
 
 pytestmark = pytest.mark.llama
@@ -176,6 +177,25 @@ def test_after_rejected_drafts_the_head_drafts_as_after_a_clean_prefill(
         assert len(after_reply) == 4
     finally:
         fresh.close()
+
+
+def test_the_draft_context_follows_a_prefill_batch_larger_than_its_own(mtp_gguf: Path) -> None:
+    """A 512-token prefill batch reaches the draft context in pieces of MTP_UBATCH (its
+    compute buffer stays small at long contexts); it drafts as one fed in pieces that size."""
+    words = " ".join(f"word{i}" for i in range(120))
+    drafts = []
+    for n_batch in (512, MTP_UBATCH):
+        b = LlamaBackend(mtp_gguf, replace(OPTIONS, n_batch=n_batch))
+        try:
+            assert b.mtp is not None
+            prompt = b.model.tokenize(words)
+            assert len(prompt) > 2 * MTP_UBATCH and len(prompt) % MTP_UBATCH > 1
+            b.context.decode(prompt, 0)
+            assert b.mtp.mirrored == len(prompt) and not b.mtp.failed
+            drafts.append(b.mtp.propose([*prompt, 42], 4))
+        finally:
+            b.close()
+    assert len(drafts[0]) == 4 and drafts[0] == drafts[1]
 
 
 def test_the_mtp_head_predicts_from_the_targets_hidden_state(mtp_backend: LlamaBackend) -> None:

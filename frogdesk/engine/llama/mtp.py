@@ -26,7 +26,7 @@ from frogdesk.engine.llama.context import SEQ, LlamaContext
 from frogdesk.engine.llama.model import KV_CACHE_TYPES, LlamaModel
 from frogdesk.engine.llama.nextn import NextnCalls, load_nextn, nextn_layers
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.models.memory import MTP_ARCHITECTURES
+from frogdesk.models.memory import MTP_ARCHITECTURES, MTP_UBATCH
 
 MTP_MAX_DRAFT = 4
 """The most tokens one MTP draft chains (a single head loses accuracy at each step)."""
@@ -72,8 +72,8 @@ class MtpDrafter:
         cparams = llama_cpp.llama_context_default_params()
         cparams.ctx_type = llama_cpp.LLAMA_CONTEXT_TYPE_MTP
         cparams.n_ctx = target.n_ctx
-        cparams.n_batch = target.n_batch
-        cparams.n_ubatch = target.n_batch
+        cparams.n_batch = target.n_batch  # one call follows a whole target batch
+        cparams.n_ubatch = min(target.n_batch, MTP_UBATCH)
         cparams.n_seq_max = 1
         cparams.n_threads = options.threads
         cparams.n_threads_batch = options.threads
