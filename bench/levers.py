@@ -52,6 +52,8 @@ def configurations(
         "batch_2048_ubatch_512": replace(base, n_batch=2048),
         "batch_2048_ubatch_2048": replace(base, n_batch=2048, n_ubatch=2048),
         "ubatch_256": replace(base, n_ubatch=256),
+        "ubatch_128": replace(base, n_ubatch=128),
+        "ubatch_64": replace(base, n_ubatch=64),
     }
     if not names:
         return every
