@@ -294,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     known = {"edit": edit_messages, "write": write_messages, "free": free_messages}
     off = LlamaBackend(model, replace(options, speculative=False))
     on = LlamaBackend(model, options)
+    on.draft_policy.greedy_drafting = True  # the greedy path is what is traced
     result: dict[str, Any] = {}
     global TRACE
     try:

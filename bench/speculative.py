@@ -5,12 +5,15 @@ Greedy replies on an edit-heavy workload (the model re-emits code it has read: a
 (prose), each made with drafting off and on in the same run. `edit_speedup` and
 `free_speedup` are tokens per second on over off; `identical` says whether every reply
 with drafting equals the one without; `verify_cost` is the time of one decode call of
-n tokens over a single-token step on this machine, which bounds what drafting can gain.
+n tokens over a single-token step on this machine, which bounds what drafting can gain;
+`copied` is the share of each edit-heavy reply (drafting off) that follows its source line
+by line, which says whether the model did copy.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import statistics
 import sys
@@ -24,9 +27,53 @@ from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.types import GenerationSettings, Message, Reply
 
+SETTINGS_FUNCTION = '''\
+def load_settings(path: Path, overrides: dict[str, str] | None = None) -> Settings:
+    """Read the settings file at `path`, apply `overrides`, and check every value."""
+    if not path.exists():
+        logger.info("no settings file at %s; using defaults", path)
+        return Settings()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"cannot read {path}: {exc.strerror}") from exc
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"{path} is not valid TOML: {exc}") from exc
+    values: dict[str, object] = {}
+    for key, value in raw.items():
+        if key not in KNOWN_KEYS:
+            logger.warning("ignoring unknown setting %r in %s", key, path)
+            continue
+        values[key] = value
+    for key, value in (overrides or {}).items():
+        if key not in KNOWN_KEYS:
+            raise SettingsError(f"unknown setting {key!r} given on the command line")
+        values[key] = parse_value(KNOWN_KEYS[key], value)
+    threads = values.get("threads", 0)
+    if not isinstance(threads, int) or threads < 0:
+        raise SettingsError("threads must be a whole number, 0 for one per core")
+    context = values.get("context", 32768)
+    if not isinstance(context, int) or context < 512:
+        raise SettingsError("context must be at least 512 tokens")
+    theme = str(values.get("theme", "dark"))
+    if theme not in THEMES:
+        names = ", ".join(sorted(THEMES))
+        raise SettingsError(f"unknown theme {theme!r}; choose one of {names}")
+    return Settings(
+        threads=threads,
+        context=context,
+        theme=theme,
+        model=str(values.get("model", DEFAULT_MODEL)),
+        quant=str(values.get("quant", "Q4_K_M")),
+    )
+'''
+"""A 40-line function of everyday code (reading, checking, raising), for the Edit."""
+
 
 def function_source(lines: int, seed: int) -> str:
-    """A Python function of about `lines` lines, varied by `seed`."""
+    """A regular Python function of about `lines` lines, varied by `seed`."""
     body = [f"def settle_account_{seed}(ledger: dict[str, int], limit: int) -> int:"]
     body.append('    """Settle every entry of the ledger that is under the limit."""')
     body.append("    total = 0")
@@ -40,7 +87,7 @@ def function_source(lines: int, seed: int) -> str:
 
 
 def file_source(lines: int) -> str:
-    """A Python module of about `lines` lines made of several functions."""
+    """A Python module of about `lines` lines made of several regular functions."""
     parts = ["import json", "from pathlib import Path", ""]
     seed = 0
     while sum(p.count("\n") + 1 for p in parts) < lines:
@@ -50,24 +97,44 @@ def file_source(lines: int) -> str:
     return "\n".join(parts)
 
 
-def edit_messages() -> list[Message]:
-    """The model has read a 40-line function and writes it back with a fix."""
-    source = function_source(40, 7)
+def read_then_write(source: str) -> list[Message]:
+    """The model was shown `source` in an earlier turn, as a Read shows a file, and is now
+    asked to write it out again, as an Edit's old_string or a Write re-emits what was read.
+
+    SmolLM2-135M copies text from an earlier turn; asked in the same message that holds the
+    code it rewrites it in its own shape or loops (the file asked for that way came back as
+    `# -*- coding: utf-8 -*-` over and over), which measures repetition, not copying.
+    `copied` in the JSON says how much of each reply follows its source.
+    """
     return [
-        Message("system", "You are a coding assistant. You copy code exactly when asked."),
-        Message("user", f"calc.py contains:\n```python\n{source}\n```\n"
-                        "Repeat this function exactly as it is, in a python code block."),
-    ]  # fmt: skip
+        Message("user", f"Here is some code:\n```python\n{source}\n```"),
+        Message("assistant", "Thanks, I have read it."),
+        Message("user", "Now print that exact code again, unchanged."),
+    ]
+
+
+EDIT_SOURCE = SETTINGS_FUNCTION.rstrip("\n")
+WRITE_SOURCE = file_source(200)
+
+
+def edit_messages() -> list[Message]:
+    """The model has read a 40-line function and writes it back (an Edit's old_string)."""
+    return read_then_write(EDIT_SOURCE)
 
 
 def write_messages() -> list[Message]:
     """The model has read a 200-line file and writes it out again."""
-    source = file_source(200)
-    return [
-        Message("system", "You are a coding assistant. You copy code exactly when asked."),
-        Message("user", f"ledger.py contains:\n```python\n{source}\n```\n"
-                        "Write the whole file again, unchanged, in a python code block."),
-    ]  # fmt: skip
+    return read_then_write(WRITE_SOURCE)
+
+
+def copied(reply_text: str, source: str) -> float:
+    """The share of the reply's code lines that are the source's lines, in the source's order."""
+    body = reply_text.split("```python\n", 1)[-1].split("```", 1)[0]
+    lines = body.splitlines()
+    if not lines:
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, source.splitlines(), lines, autojunk=False)
+    return sum(block.size for block in matcher.get_matching_blocks()) / len(lines)
 
 
 def free_messages() -> list[Message]:
@@ -79,16 +146,19 @@ def free_messages() -> list[Message]:
     ]  # fmt: skip
 
 
-def reply(backend: LlamaBackend, messages: list[Message], max_tokens: int) -> dict[str, Any]:
-    """One greedy reply: its tokens, rate and draft counts."""
+def reply(
+    backend: LlamaBackend, messages: list[Message], max_tokens: int, temperature: float = 0.0
+) -> dict[str, Any]:
+    """One reply (greedy unless told): its tokens, rate and draft counts."""
     out = Reply()
-    settings = GenerationSettings(max_tokens=max_tokens, temperature=0.0, seed=1)
+    settings = GenerationSettings(max_tokens=max_tokens, temperature=temperature, seed=1)
     for event in backend.generate(messages, [], settings):
         out.add(event)
     usage, finish = out.usage, out.finish
     assert usage is not None and finish is not None
     return {
         "tokens": list(finish.raw_tokens),
+        "text": finish.raw_text,
         "completion_tokens": usage.completion_tokens,
         "tokens_per_second": usage.completion_tokens / usage.decode_seconds
         if usage.decode_seconds > 0
@@ -136,6 +206,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=600)
     parser.add_argument("--json", action="store_true", help="JSON only")
     parser.add_argument(
+        "--temperature",
+        type=float,
+        default=0.0,
+        help="0: greedy (every reply must equal the one without drafting); FrogDesk's default "
+        "is 0.6, where replies follow the same distribution but a draw can fall otherwise",
+    )
+    parser.add_argument(
+        "--greedy-drafting",
+        action="store_true",
+        help="draft greedy replies too (off by default: see DraftPolicy.greedy_drafting)",
+    )
+    parser.add_argument(
         "--verify-cost-only",
         action="store_true",
         help="only the cost of verifying n tokens in one call (e.g. on the FrogNano-shaped model)",
@@ -157,16 +239,19 @@ def main(argv: list[str] | None = None) -> int:
     workloads = {"edit": edit_messages(), "write": write_messages(), "free": free_messages()}
     off = LlamaBackend(model, replace(options, speculative=False))
     on = LlamaBackend(model, options)
+    on.draft_policy.greedy_drafting = args.greedy_drafting
     rates: dict[str, dict[str, list[float]]] = {w: {"off": [], "on": []} for w in workloads}
     identical = True
     drafted = accepted = fallbacks = redecoded = 0
     tokens: dict[str, int] = {}
+    sources = {"edit": EDIT_SOURCE, "write": WRITE_SOURCE}
+    copies: dict[str, float] = {}
     differing: list[str] = []
     try:
         for _ in range(args.rounds):
             for name, messages in workloads.items():
-                plain = reply(off, messages, args.max_tokens)
-                drafting = reply(on, messages, args.max_tokens)
+                plain = reply(off, messages, args.max_tokens, args.temperature)
+                drafting = reply(on, messages, args.max_tokens, args.temperature)
                 if plain["tokens"] != drafting["tokens"]:
                     identical = False
                     differing.append(name)
@@ -177,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
                 drafted += drafting["drafted"]
                 accepted += drafting["accepted"]
                 tokens[name] = drafting["completion_tokens"]
+                if name in sources:
+                    copies[name] = copied(plain["text"], sources[name])
     finally:
         off.close()
         on.close()
@@ -190,7 +277,10 @@ def main(argv: list[str] | None = None) -> int:
         "model": str(model),
         "threads": options.threads,
         "rounds": args.rounds,
+        "temperature": args.temperature,
+        "greedy_drafting": args.greedy_drafting,
         "tokens": tokens,
+        "copied": copies,
         "tokens_per_second": {
             n: {mode: statistics.median(v) for mode, v in r.items()} for n, r in rates.items()
         },
