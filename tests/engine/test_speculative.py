@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,8 @@ class RandomDrafter:
 
 class AlwaysVerify(DraftPolicy):
     """Verifies every proposal whatever it costs (to exercise the rollback on every step)."""
+
+    greedy_drafting = True
 
     def length(self, available: int) -> int:
         """All of them."""
@@ -404,6 +407,61 @@ def test_greedy_replies_with_drafts_equal_replies_without(smollm2_gguf: Path) ->
     finally:
         b.close()
     assert fallbacks > 0, "close calls were met and made again without batches"
+
+
+def test_greedy_replies_are_not_drafted_unless_asked(smollm2_gguf: Path) -> None:
+    """By default a greedy reply is decoded alone (drafted tokens would all be decoded twice);
+    control: the same copying reply sampled at 0.6 is drafted."""
+    messages = [
+        Message("system", "You repeat files exactly."),
+        Message("user", f"Here is a file:\n{COPY_SOURCE}\nWrite the same file again."),
+    ]
+    b = LlamaBackend(smollm2_gguf, OPTIONS)
+    try:
+        greedy = generate(b, messages, max_tokens=64, tools=[])
+        assert greedy.usage is not None and greedy.usage.drafted_tokens == 0
+        sampled = generate(b, messages, max_tokens=64, tools=[], temperature=0.6, seed=3)
+        assert sampled.usage is not None and sampled.usage.drafted_tokens > 0
+    finally:
+        b.close()
+
+
+def test_a_later_turn_reads_what_decoding_alone_makes(smollm2_gguf: Path) -> None:
+    """Greedy drafting asked for: the reply's batch-made tokens are decoded again alone when
+    it ends, so the next turn reads the cache a reply without drafting leaves, and its
+    reply and logits equal that run's."""
+    first = [
+        Message("system", "You repeat files exactly."),
+        Message("user", f"Here is a file:\n{COPY_SOURCE}\nWrite the same file again."),
+    ]
+    plain = LlamaBackend(smollm2_gguf, replace(OPTIONS, speculative=False))
+    b = LlamaBackend(smollm2_gguf, OPTIONS)
+    try:
+        reference = generate(plain, first, max_tokens=48, tools=[])
+        assert reference.usage is not None
+        prompt_len = reference.usage.prompt_tokens
+        reply_tokens = list(plain.transcript.tokens[prompt_len:])
+        b.drafter = ScriptedDrafter(prompt_len, reply_tokens, b.model.n_vocab)
+        b.draft_policy = AlwaysVerify()
+        drafted = generate(b, first, max_tokens=48, tools=[])
+        assert drafted.usage is not None and drafted.usage.accepted_tokens > 0
+        assert list(b.transcript.tokens[prompt_len:]) == reply_tokens
+        batched = [n for start, n in b.transcript.schedule if start >= prompt_len]
+        assert max(batched) > 1, "the reply was verified in batches"
+        second = [*first, Message("assistant", reference.content), Message("user", "Shorter.")]
+        b.draft_policy = DraftPolicy()  # greedy: not drafted
+        again = generate(b, second, max_tokens=24, tools=[])
+        expected = generate(plain, second, max_tokens=24, tools=[])
+        assert again.finish is not None and expected.finish is not None
+        assert again.finish.raw_tokens == expected.finish.raw_tokens
+        assert np.abs(np.array(b.last_logits()) - np.array(plain.last_logits())).max() == 0.0
+        assert again.usage is not None
+        reused = again.usage.reused_tokens
+        kept = [n for start, n in b.transcript.schedule if prompt_len <= start < reused]
+        assert kept and set(kept) == {1}, "the kept reply tokens were decoded again alone"
+    finally:
+        b.close()
+        plain.close()
 
 
 def test_without_the_guard_batch_rounding_changes_greedy_replies(

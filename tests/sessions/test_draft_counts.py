@@ -62,7 +62,7 @@ def llama_run(repo: Path, model: Path, steps: int) -> list[str]:
     return [
         "run", TASK, "--repo", str(repo), "--backend", "llama", "--model", str(model),
         "--max-steps", str(steps), "--max-context", "2048", "--max-tokens-per-turn", "64",
-        "--temperature", "0", "--seed", "3", "--quiet",
+        "--temperature", "0.6", "--seed", "3", "--quiet",
     ]  # fmt: skip
 
 

@@ -15,12 +15,12 @@ DECAY = 0.9
 CLOSE_DECAY = 0.95
 """Weight of the past in the running share of greedy picks too close to call (per pick)."""
 CLOSE_LIMIT = 0.03
-"""Above this running share of close greedy picks nothing is drafted. A close call decodes
-again every token since the reply's first batch, so a draft pays only if no close call
-follows it soon; where the model keeps hesitating (SmolLM2 making up the numbers of lines
-it repeats: 19 close picks in 300 tokens, spread to the end) every drafted stretch is
-decoded twice. Replaying the benchmark's replies, this limit took the edit from 0.56 to
-0.90 of plain decoding and the file rewrite from 1.37 to 1.49."""
+"""Above this running share of close greedy picks nothing is drafted (greedy replies are
+drafted only when `DraftPolicy.greedy_drafting` asks for it). A close call decodes again
+every token since the reply's first batch, so a draft pays only if no close call follows
+it soon; where the model keeps hesitating (SmolLM2 making up the numbers of lines it
+repeats: 19 close picks in 300 tokens, spread to the end) every drafted stretch is
+decoded twice."""
 REDECODE_FORGET = 0.99
 """Per plain step, how much of the re-decoding charge is kept while nothing is drafted (so
 drafting is tried again once the text repeats, after a stretch where it did not pay)."""
@@ -72,6 +72,17 @@ class DraftPolicy:
     700 here, and batch sizes that stop paying are rarely measured again), so a figure
     measured deep in one reply still holds at the start of the next.
     """
+
+    greedy_drafting = False
+    """Whether greedy replies are drafted. They are not by default: a greedy reply must equal
+    the one made without drafting, and llama.cpp rounds a batch row differently from a
+    1-token step (bench/verify_rounding.py), so every token a batch made has to be decoded
+    again alone once a pick is too close to call, or before a later turn reads the cache
+    that holds it. Nearly every drafted token then costs its share of a batch and a whole
+    step: more than decoding it alone, whatever the hardware. With SmolLM2 really copying code
+    it had read (bench/speculative.py --greedy-drafting) greedy drafting ran at 0.75-0.77 of
+    plain decoding. Sampled replies (temperature above 0, FrogDesk's default 0.6) follow
+    the model's distribution through the batch rows and are drafted."""
 
     def __init__(self, *, max_draft: int = MAX_DRAFT, rollback_redecodes: bool = False) -> None:
         self.max_draft = max_draft

@@ -30,9 +30,10 @@ GREEDY_TIE_FRACTION = 0.04
 """A greedy pick made from logits a verification batch touched (a batch row, or a step
 after batch-made tokens) is trusted when it leads the next possible token by at least this
 fraction of the row's largest |logit|. bench/verify_rounding.py measured how far the gap
-between the top token and any of the next 15 moves against 1-token decoding: at most 2.2%
-of that on SmolLM2 Q4_1 (all logits move up to 4.7%, mostly together); 4% leaves 1.8x
-headroom."""
+between the top token and any of the next 15 moves against 1-token decoding: 2.2% to 2.9%
+of that on SmolLM2 Q4_1 between runs (all logits move up to 5%, mostly together); 4%
+leaves 1.4x headroom. Greedy replies are drafted only when the policy asks for it
+(`DraftPolicy.greedy_drafting`)."""
 
 
 class ReplyRun:
@@ -111,6 +112,9 @@ class ReplyRun:
         finally:
             stream.sampler.close()
         self.ended_on_eog = stream.ended_on_eog
+        # A greedy reply's batch-made tokens are decoded again alone before a next turn reads
+        # them, so that turn sees the cache decoding without drafting leaves.
+        self._seq.alone_before_next = self._sampling.temperature <= 0
         yield from stream.finish()
         reply, completion = stream.reply, stream.completion
         reason: FinishReason = stream.reason or "length"
@@ -174,8 +178,10 @@ class ReplyRun:
                     else:
                         self._redecode_alone()
                         token = ctx.sample(stream.sampler)
-                elif greedy and stream.sampler.plain_greedy and self._policy is not None:
-                    # Cheap to read: the policy learns how often the model hesitates.
+                elif greedy and stream.sampler.plain_greedy:
+                    # Read straight from the logits: cheaper than the sampler chain (the
+                    # whole vocabulary as candidates), and the policy learns how often the
+                    # model hesitates.
                     pick = stream.sampler.choose(ctx.handle, -1)
                     self._picked(pick)
                     stream.sampler.accept(pick.token)
@@ -282,6 +288,8 @@ class ReplyRun:
         drafter, policy, t = self._drafter, self._policy, self._seq.transcript
         if drafter is None or policy is None:
             return []
+        if self._sampling.temperature <= 0 and not policy.greedy_drafting:
+            return []  # see DraftPolicy.greedy_drafting
         room = min(
             self._settings.max_tokens - stream.completion,  # tokens the reply may still take
             self._limit - len(t.tokens),  # positions left in the context

@@ -35,6 +35,9 @@ class LlamaSequence:
         reply token so far was decoded alone, as without drafting)."""
         self._clean_state = b""
         """The recurrent state at `batched_from` (hybrid models)."""
+        self.alone_before_next = False
+        """Whether the next `catch_up` first decodes again alone the batch-made tokens it
+        keeps (after a greedy reply, which must leave what decoding without drafting does)."""
 
     def catch_up(self, cancel: threading.Event | None = None) -> int:
         """Decode every transcript token not yet evaluated, capturing turn boundaries on the way.
@@ -43,6 +46,10 @@ class LlamaSequence:
         """
         t = self.transcript
         decoded = 0
+        start = self.batched_from
+        if self.alone_before_next and start is not None and start < t.n_past:
+            decoded += self.redecode_alone()
+        self.alone_before_next = False
         self.batched_from, self._clean_state = None, b""
         while t.n_past < len(t.tokens):
             if cancel is not None and cancel.is_set():
