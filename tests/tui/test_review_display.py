@@ -107,7 +107,8 @@ async def test_whole_file_hunks_show_targets_modes_and_sizes(tmp_path: Path) -> 
     async with app.run_test(size=(140, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
-        await wait_for(pilot, lambda: len(screen.views) >= 4, "the diff")
+        # each view draws itself when mounted, after the list of views is made
+        await wait_for(pilot, lambda: drawn(screen) >= 4, "the diff drawn")
         shown = {
             view.change.path: _plain(view.content)
             for view in screen.views
@@ -126,7 +127,7 @@ async def test_a_theme_switch_repaints_the_open_review(tmp_path: Path) -> None:
     async with app.run_test(size=(140, 40)) as pilot:
         screen = app.screen
         assert isinstance(screen, ReviewScreen)
-        await wait_for(pilot, lambda: bool(screen.views), "the diff")
+        await wait_for(pilot, lambda: drawn(screen) > 0, "the diff drawn")
         view = screen.views[0]
         # Control: the hunk is painted in the dark theme's colours first.
         assert dark.added in _plain_html(view.content)
@@ -142,6 +143,12 @@ def _plain_html(renderable: object) -> str:
     console = Console(width=200, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
     console.print(renderable)
     return console.export_html(inline_styles=True)
+
+
+def drawn(screen: ReviewScreen) -> int:
+    """How many hunk views have drawn themselves (all of them, or none)."""
+    views = screen.views
+    return len(views) if views and all(_plain(v.content).strip() for v in views) else 0
 
 
 def _plain(renderable: object) -> str:
