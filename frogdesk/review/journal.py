@@ -17,6 +17,7 @@ from frogdesk.durable import atomic_write_text, fsync_dir
 from frogdesk.errors import FrogDeskError
 from frogdesk.review.gitcmd import git_out
 from frogdesk.review.target import StateRef
+from frogdesk.typedjson import build
 
 JOURNAL_FILE = "transaction.json"
 LOCK_FILE = "transaction.lock"
@@ -63,17 +64,8 @@ class Journal:
 
     @classmethod
     def from_json(cls, text: str) -> Journal:
-        """Parse a journal written by to_json."""
-        data = json.loads(text)
-
-        def ref(value: dict[str, str] | None) -> StateRef | None:
-            return StateRef(**value) if value is not None else None
-
-        files = [
-            JournalEntry(f["path"], ref(f["before"]), ref(f["after"]), f["staged"], f["perms"])
-            for f in data.pop("files")
-        ]
-        return cls(files=files, **data)
+        """Parse a journal written by to_json; a damaged one raises ValueError naming what."""
+        return build(cls, json.loads(text))
 
 
 def new_journal(kind: TransactionKind, session_id: str, repo: Path, record_id: str) -> Journal:

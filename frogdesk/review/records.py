@@ -11,7 +11,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from frogdesk.durable import atomic_write_text, fsync_dir, write_new
+from frogdesk.errors import FrogDeskError
 from frogdesk.review.target import FileState, StateRef
+from frogdesk.typedjson import build
 
 APPLIES_DIR = "applies"
 
@@ -46,17 +48,8 @@ class ApplyRecord:
 
     @classmethod
     def from_json(cls, text: str) -> ApplyRecord:
-        """Parse a record written by to_json."""
-        data = json.loads(text)
-
-        def ref(value: dict[str, str] | None) -> StateRef | None:
-            return StateRef(**value) if value is not None else None
-
-        files = [
-            RecordedFile(f["path"], ref(f["before"]), ref(f["after"])) for f in data.pop("files")
-        ]
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(files=files, **known)
+        """Parse a record written by to_json; a damaged one raises ValueError naming what."""
+        return build(cls, json.loads(text))
 
 
 def new_record_id() -> str:
@@ -115,9 +108,10 @@ def load_record(session_dir: Path, record_id: str) -> ApplyRecord | None:
     """One stored record, or None when it is not there."""
     path = record_dir(session_dir, record_id) / "record.json"
     try:
-        return ApplyRecord.from_json(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
+    return _parse(path, text)
 
 
 def load_records(session_dir: Path) -> list[ApplyRecord]:
@@ -129,5 +123,15 @@ def load_records(session_dir: Path) -> list[ApplyRecord]:
     for entry in sorted(applies.iterdir()):
         path = entry / "record.json"
         if not entry.name.startswith(".") and path.is_file():
-            records.append(ApplyRecord.from_json(path.read_text(encoding="utf-8")))
+            records.append(_parse(path, path.read_text(encoding="utf-8")))
     return records
+
+
+def _parse(path: Path, text: str) -> ApplyRecord:
+    """The record in `text`, read from `path`; a damaged one is a FrogDeskError naming it."""
+    try:
+        return ApplyRecord.from_json(text)
+    except ValueError as exc:
+        raise FrogDeskError(
+            f"{path} is damaged ({exc}); the apply it records cannot be undone from it"
+        ) from None

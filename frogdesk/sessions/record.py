@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from frogdesk.typedjson import build
+
 SessionStatus = Literal["created", "running", "finished", "interrupted", "discarded"]
 
 
@@ -51,10 +53,9 @@ class SessionRecord:
 
     @classmethod
     def from_json(cls, text: str) -> SessionRecord:
-        """Parse a record, ignoring keys a newer version may have added."""
-        data = json.loads(text)
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        return cls(**known)
+        """Parse a record, ignoring keys a newer version may have added; a value of the wrong
+        type raises RecordTypeError (a ValueError) naming its field."""
+        return build(cls, json.loads(text))
 
     def session_dir(self, sessions_root: Path) -> Path:
         """The folder holding this session's files."""

@@ -163,11 +163,15 @@ def _read_record(folder: Path) -> SessionRecord | DamagedSession:
     """A folder's record, or what is wrong with it."""
     path = folder / RECORD_FILE
     try:
-        return SessionRecord.from_json(path.read_text(encoding="utf-8"))
+        record = SessionRecord.from_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return DamagedSession(folder.name, path, "the file is missing")
     except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         return DamagedSession(folder.name, path, f"unreadable ({type(exc).__name__}: {exc})")
+    if record.id != folder.name:
+        # every path of a session derives from its id: one naming another folder is damage
+        return DamagedSession(folder.name, path, f"its id {record.id!r} is not its folder's name")
+    return record
 
 
 def _scan(root: Path) -> list[SessionRecord | DamagedSession]:

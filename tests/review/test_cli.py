@@ -99,3 +99,27 @@ def test_apply_all_with_commit(
     assert "committed as" in capsys.readouterr().out
     assert git(user_repo, "log", "-1", "--format=%s").strip() == "add c"
     assert git(user_repo, "status", "--porcelain") == ""
+
+
+def test_a_damaged_apply_record_is_named_and_undo_touches_nothing(
+    user_repo: Path, make_session: MakeSession, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wt = _session(user_repo, make_session, "rec-1")
+    (wt / "b.txt").write_bytes(b"alpha\nBETA\ngamma\n")
+    assert main(["apply", "rec-1", "--all"]) == 0
+    applied = repo_fingerprint(user_repo)
+    capsys.readouterr()
+    session_dir = AppPaths.default().sessions_dir / "rec-1"
+    (path,) = session_dir.glob("applies/*/record.json")
+    intact = path.read_text()
+    data = json.loads(intact)
+    data["files"][0]["before"] = {"sha256": 7, "mode": "100644"}
+    path.write_text(json.dumps(data))
+    assert main(["undo"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert str(path) in err and "files[0].before.sha256 is a number, not text" in err, err
+    assert repo_fingerprint(user_repo) == applied
+    path.write_text(intact)  # control: the same record, intact, undoes
+    assert main(["undo"]) == 0
+    assert (user_repo / "b.txt").read_bytes() == b"alpha\nbeta\ngamma\n"

@@ -129,3 +129,41 @@ def test_a_closed_pipe_ends_the_listing_quietly(
         code = proc.wait()
     assert err == b"", err.decode()
     assert code == 141
+
+
+def test_a_record_value_of_the_wrong_type_is_damaged_where_it_is_read(
+    store: SessionStore, repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _session(store, repo, tmp_path, "typed-1")
+    path = store.session_dir("typed-1") / "session.json"
+    intact = path.read_text()
+    assert main(["review", "typed-1"]) == 0  # control: the intact record reviews
+    capsys.readouterr()
+    data = json.loads(intact)
+    data["worktree"] = 5
+    path.write_text(json.dumps(data))
+    assert main(["sessions", "list"]) == 0
+    assert "typed-1  damaged: session.json: unreadable (RecordTypeError: worktree is a number" in (
+        capsys.readouterr().out
+    )
+    assert main(["review", "typed-1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert "session typed-1 is damaged:" in err and "worktree is a number, not text" in err
+
+
+def test_a_record_whose_id_names_another_folder_is_damaged(
+    store: SessionStore, repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _session(store, repo, tmp_path, "moved-1")
+    _session(store, repo, tmp_path, "other-1")
+    path = store.session_dir("moved-1") / "session.json"
+    data = json.loads(path.read_text())
+    data["id"] = "../other-1"  # every path of the session derives from its id
+    path.write_text(json.dumps(data))
+    assert main(["sessions", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "other-1" in out  # control: the session it names is still listed as itself
+    assert "moved-1  damaged: session.json: its id '../other-1' is not its folder's name" in out
+    assert main(["sessions", "resume", "moved-1"]) == 2
+    assert "session moved-1 is damaged:" in capsys.readouterr().err
