@@ -70,7 +70,35 @@ class GrammarUse:
 
 
 class Sampler:
-    """A llama.cpp sampler chain; `sample` picks the next token and advances the grammar."""
+    """A llama.cpp sampler chain; `sample` picks the next token and advances the grammar.
+
+    The tool-call grammar is kept out of the chain. llama.cpp's grammar sampler decodes every
+    candidate's text against the grammar, which over a whole vocabulary costs as much as a
+    decode step of a small model (12 ms per token over SmolLM2's 49,152 tokens, and it grows
+    with the vocabulary). Inside a tool call, where most of an agent's tokens are, FrogDesk
+    asks the grammar about the few candidates that can be picked instead, with the same
+    result as masking the whole vocabulary first:
+
+    - greedy: the largest logits are checked in order until one passes (the first largest
+      passing logit, as the greedy sampler picks);
+    - top-k: the first k passing candidates in logit order are handed to the rest of the
+      chain (top-k keeps exactly those after masking), so even the random draw is the same;
+    - plain temperature (no top-k, top-p or min-p): the token is drawn from the whole
+      vocabulary and kept if the grammar passes it, else drawn again, up to `DRAWS` times,
+      and then with every refused token masked. That is exact rejection sampling (the same
+      distribution as masking first), but a given seed draws differently from llama.cpp's
+      own chain.
+
+    Where those cannot decide (ties at the edge, too few passing candidates near the top,
+    top-p or min-p without top-k), the grammar masks the whole vocabulary as before.
+    """
+
+    WINDOW = 64
+    """Candidates checked against the grammar first; the window grows 8x while too few pass."""
+    DRAWS = 8
+    """Plain temperature: draws from the whole vocabulary before the grammar masks it. Each
+    costs a pass of the chain over the vocabulary, far less than the grammar's; any number
+    keeps the distribution exact (a draw is kept with the probability masking gives it)."""
 
     def __init__(
         self,
@@ -84,11 +112,21 @@ class Sampler:
         params = llama_cpp.llama_sampler_chain_default_params()
         params.no_perf = True
         self._chain: Any = llama_cpp.llama_sampler_chain_init(params)
+        self._grammar: Any = None
+        self._settings = settings
         self._n_vocab = model.n_vocab
         self._ids = np.arange(model.n_vocab, dtype=np.int32)
+        self._banned = np.array(sorted(set(banned)), dtype=np.int64)
         self._plain_greedy = settings.temperature <= 0 and grammar is None and not banned
         """Whether the chain is the greedy sampler alone (it picks the first largest logit)."""
-        self._add_all(model, settings, grammar, banned, seed_offset)
+        self.full_scans = 0
+        """Constrained picks that needed the grammar over the whole vocabulary."""
+        self._add_all(model, settings, banned, seed_offset)
+        if grammar is not None:
+            self._grammar = _grammar_sampler(model, grammar)
+            if not self._grammar:
+                self.close()
+                raise ValueError("llama.cpp refused a sampler (bad grammar?)")
 
     def _add(self, sampler: Any) -> None:
         if not sampler:
@@ -96,12 +134,7 @@ class Sampler:
         llama_cpp.llama_sampler_chain_add(self._chain, sampler)
 
     def _add_all(
-        self,
-        model: LlamaModel,
-        s: SamplerSettings,
-        grammar: GrammarUse | None,
-        banned: Sequence[int],
-        seed_offset: int,
+        self, model: LlamaModel, s: SamplerSettings, banned: Sequence[int], seed_offset: int
     ) -> None:
         if banned:
             bias = (llama_cpp.llama_logit_bias * len(banned))()
@@ -109,8 +142,6 @@ class Sampler:
                 bias[i].token = llama_cpp.llama_token(token)
                 bias[i].bias = float("-inf")
             self._add(llama_cpp.llama_sampler_init_logit_bias(model.n_vocab, len(banned), bias))
-        if grammar is not None:
-            self._add(_grammar_sampler(model, grammar))
         if s.temperature <= 0:
             self._add(llama_cpp.llama_sampler_init_greedy())
             return
@@ -132,7 +163,11 @@ class Sampler:
     def sample(self, ctx: Any, row: int = -1) -> int:
         """Sample from the logits of batch row `row` of `ctx` (the last by default), and
         accept the token into the chain (grammar, repetition state)."""
-        return int(llama_cpp.llama_sampler_sample(self._chain, ctx, row))
+        if self._grammar is None:
+            return int(llama_cpp.llama_sampler_sample(self._chain, ctx, row))
+        token = self._constrained(self._logits(ctx, row))
+        self.accept(token)
+        return token
 
     def choose(self, ctx: Any, row: int) -> Pick:
         """What the chain would pick from batch row `row` of `ctx`, without accepting it.
@@ -142,10 +177,103 @@ class Sampler:
         chains, where the pick's lead over the next possible token says how much rounding
         it can stand.
         """
-        n_vocab = self._n_vocab
-        logits = np.ctypeslib.as_array(llama_cpp.llama_get_logits_ith(ctx, row), shape=(n_vocab,))
+        logits = self._logits(ctx, row)
         if self._plain_greedy:
             return self._choose_greedy(logits)
+        scale = float(np.abs(logits).max())
+        if self._settings.temperature <= 0:
+            leading = self._leading_valid(logits, 2)
+            if leading is not None:
+                ids, values = leading
+                lead = float(values[0]) - float(values[1])
+                return Pick(int(ids[0]), lead if lead == lead else 0.0, scale)
+        token, lead = self._apply_whole(logits, grammar=True, lead=True)
+        return Pick(token, lead if lead == lead else 0.0, scale)
+
+    def _logits(self, ctx: Any, row: int) -> np.ndarray:
+        """Batch row `row`'s logits (a view into llama.cpp's buffer)."""
+        pointer = llama_cpp.llama_get_logits_ith(ctx, row)
+        return np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
+
+    def _constrained(self, logits: np.ndarray) -> int:
+        """The token the chain with the grammar first picks from `logits` (see the class)."""
+        s = self._settings
+        if s.temperature <= 0:
+            leading = self._leading_valid(logits, 1)
+            if leading is not None:
+                return int(leading[0][0])
+        elif s.top_k > 0:
+            leading = self._leading_valid(logits, s.top_k, distinct=True)
+            if leading is not None:
+                return self._draw(*leading)
+        elif s.top_p >= 1.0 and s.min_p <= 0.0:
+            for _ in range(self.DRAWS):
+                token = self._apply_whole(logits, grammar=False)[0]
+                if self._passes(np.array([token]), logits).all():
+                    return token
+        return self._apply_whole(logits, grammar=True)[0]
+
+    def _leading_valid(
+        self, logits: np.ndarray, count: int, *, distinct: bool = False
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The first `count` candidates the grammar passes, by logit (then id), and their
+        logits; None when a window of the largest logits cannot settle them (or, with
+        `distinct`, when two of them, or the last and the next, are tied)."""
+        n = self._n_vocab
+        if self._banned.size:
+            logits = logits.copy()
+            logits[self._banned] = -np.inf
+        size = max(self.WINDOW, 4 * count)
+        while size < n // 2:
+            order = np.argpartition(logits, n - size - 1)
+            window = order[n - size :]
+            edge = logits[order[n - size - 1]]  # no logit outside the window is larger
+            window = window[np.lexsort((window, -logits[window]))]
+            passing = window[self._passes(window, logits)]
+            values = logits[passing]
+            if passing.size >= count and values[count - 1] > edge:
+                if distinct:
+                    kept = values[: count + 1]
+                    if np.unique(kept).size < kept.size:
+                        return None
+                return passing[:count], values[:count]
+            size *= 8
+        return None
+
+    def _passes(self, ids: np.ndarray, logits: np.ndarray) -> np.ndarray:
+        """Which of `ids` the grammar passes in its present state (a lazy grammar that has
+        not been triggered passes every one)."""
+        data = np.empty(ids.size, dtype=_TOKEN_DATA)
+        data["id"] = ids
+        data["logit"] = logits[ids]
+        data["p"] = 0.0
+        array = llama_cpp.llama_token_data_array(
+            data.ctypes.data_as(ctypes.POINTER(llama_cpp.llama_token_data)), ids.size, -1, False
+        )
+        llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(array))
+        return np.asarray(np.isfinite(data["logit"]))
+
+    def _draw(self, ids: np.ndarray, values: np.ndarray) -> int:
+        """The chain's pick from candidates already cut to top-k, sorted by logit."""
+        data = np.empty(ids.size, dtype=_TOKEN_DATA)
+        data["id"] = ids
+        data["logit"] = values
+        data["p"] = 0.0
+        array = llama_cpp.llama_token_data_array(
+            data.ctypes.data_as(ctypes.POINTER(llama_cpp.llama_token_data)), ids.size, -1, True
+        )
+        llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(array))
+        if not 0 <= array.selected < array.size:
+            raise ValueError("the sampler chain selected no token")
+        return int(data["id"][array.selected])
+
+    def _apply_whole(
+        self, logits: np.ndarray, *, grammar: bool, lead: bool = False
+    ) -> tuple[int, float]:
+        """The chain (after the grammar, with `grammar`) over the whole vocabulary: its pick
+        and, with `lead`, the pick's lead over the next candidate the chain left (else, or
+        when none is left, inf)."""
+        n_vocab = self._n_vocab
         data = np.empty(n_vocab, dtype=_TOKEN_DATA)
         data["id"] = self._ids
         data["logit"] = logits
@@ -153,17 +281,25 @@ class Sampler:
         array = llama_cpp.llama_token_data_array(
             data.ctypes.data_as(ctypes.POINTER(llama_cpp.llama_token_data)), n_vocab, -1, False
         )
+        if grammar and self._grammar is not None:
+            self.full_scans += 1
+            llama_cpp.llama_sampler_apply(self._grammar, ctypes.byref(array))
         llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(array))
         if not 0 <= array.selected < array.size:
             raise ValueError("the sampler chain selected no token")
-        # The chain may shrink or reorder the candidates: read what it left.
+        # The chain may shrink or reorder the candidates: read what it left (in `data`,
+        # which must outlive the read).
         left = np.ctypeslib.as_array(array.data, shape=(int(array.size),)).view(_TOKEN_DATA)
-        token = int(left["id"][array.selected])
-        possible = left["logit"].astype(np.float64)
-        best = possible[array.selected]
-        possible[array.selected] = -np.inf
-        lead = float(best - possible.max()) if possible.size > 1 else float("inf")
-        return Pick(token, lead if lead == lead else 0.0, float(np.abs(logits).max()))
+        selected = int(array.selected)
+        token = int(left["id"][selected])
+        gap = float("inf")
+        if lead and left.size > 1:
+            possible = left["logit"].astype(np.float64)
+            best = possible[selected]
+            possible[selected] = -np.inf
+            gap = float(best - possible.max())
+        del data
+        return token, gap
 
     def _choose_greedy(self, logits: np.ndarray) -> Pick:
         """`choose` for a chain that is the greedy sampler alone, without running it: the
@@ -181,13 +317,18 @@ class Sampler:
 
     def accept(self, token: int) -> None:
         """Take `token` into the chain's state, as `sample` does after picking it."""
+        if self._grammar is not None:
+            llama_cpp.llama_sampler_accept(self._grammar, token)
         llama_cpp.llama_sampler_accept(self._chain, token)
 
     def close(self) -> None:
-        """Free the chain and every sampler in it."""
+        """Free the chain, every sampler in it, and the grammar."""
         if self._chain is not None:
             llama_cpp.llama_sampler_free(self._chain)
             self._chain = None
+        if self._grammar is not None:
+            llama_cpp.llama_sampler_free(self._grammar)
+            self._grammar = None
 
 
 def _grammar_sampler(model: LlamaModel, use: GrammarUse) -> Any:
