@@ -105,7 +105,7 @@ def measure_speed(path: Path, args: argparse.Namespace) -> dict[str, Any]:
         RawSettings(
             n_ctx=backend.context.n_ctx,
             n_batch=options.n_batch,
-            n_ubatch=options.n_ubatch,
+            n_ubatch=options.ubatch,
             threads=options.threads,
             flash_attn=options.flash_attn_for(backend.model.is_hybrid),
             kv_type=options.kv_cache_type,
@@ -167,7 +167,7 @@ def _load_options(options: LlamaOptions, hybrid: bool) -> dict[str, Any]:
         "flash_attn": options.flash_attn_for(hybrid),
         "kv_cache_type": options.kv_cache_type,
         "n_batch": options.n_batch,
-        "n_ubatch": options.n_ubatch,
+        "n_ubatch": options.ubatch,
         "threads": options.threads,
     }
 
@@ -195,7 +195,7 @@ def measure_memory(path: Path, args: argparse.Namespace) -> dict[str, Any]:
                 allocated = {**weights, **context_buffers}
                 # loaded here without an MTP head, so no MTP draft context is counted
                 est = estimate(
-                    info, n_ctx, options.kv_cache_type, options.n_ubatch, options.flash_attn,
+                    info, n_ctx, options.kv_cache_type, options.ubatch, options.flash_attn,
                     use_mmap=use_mmap, drafting=False,
                 )  # fmt: skip
                 total = sum(allocated.values())
@@ -225,7 +225,7 @@ def mmap_child(path: Path, use_mmap: bool, args: argparse.Namespace) -> dict[str
     raw = RawContext(
         model,
         RawSettings(
-            n_ctx=args.n_ctx, n_batch=options.n_batch, n_ubatch=options.n_ubatch,
+            n_ctx=args.n_ctx, n_batch=options.n_batch, n_ubatch=options.ubatch,
             threads=options.threads,
             flash_attn=options.flash_attn_for(inspect_gguf(path).recurrent_layers > 0),
             kv_type=options.kv_cache_type,

@@ -233,7 +233,7 @@ def load_options(settings: Settings, info: GgufInfo) -> dict[str, Any]:
         "flash_attn": options.flash_attn_for(info.recurrent_layers > 0),
         "kv_cache_type": options.kv_cache_type,
         "n_batch": options.n_batch,
-        "n_ubatch": min(options.n_ubatch, options.n_batch),
+        "n_ubatch": options.ubatch,
         "n_threads": options.threads,
         "cpu_repack_types": sorted(cpu_repack_types()),
         "mtp": drafts_with_mtp(info, options.speculative),

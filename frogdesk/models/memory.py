@@ -44,6 +44,21 @@ def repack_bytes(info: GgufInfo, types: frozenset[str] | None = None) -> int:
     return repacked(info.repackable_bytes, types)
 
 
+CPU_UBATCH = 256
+"""Tokens llama.cpp computes at once inside a prefill call when no layer is offloaded. The
+compute buffer grows with it (without flash attention the attention matrix is context x
+ubatch per head: 4.3 GiB at 131K context on FrogNano's shape with 512), and on the CPU 256
+prefills as fast as 512 (`python -m bench.levers --configs base,ubatch_256`: 0.99x on
+SmolLM2, 0.99-1.10x on FrogNano's shape for a 2,048-token prompt)."""
+OFFLOAD_UBATCH = 512
+"""The same with layers on a GPU, whose prefill wants larger batches (llama.cpp's default)."""
+
+
+def default_ubatch(offloaded: bool) -> int:
+    """The ubatch FrogDesk loads with, with layers offloaded to a GPU or none."""
+    return OFFLOAD_UBATCH if offloaded else CPU_UBATCH
+
+
 MTP_ARCHITECTURES = ("qwen35",)
 """Architectures whose MTP (NextN) block FrogDesk drafts with: llama.cpp's MTP graph for
 them runs the one NextN block as FrogDesk drives it."""
@@ -161,7 +176,9 @@ def recurrent_state_bytes(info: GgufInfo, sequences: int = 1) -> int:
     return info.recurrent_layers * (conv + state) * 4 * sequences
 
 
-def compute_bytes(info: GgufInfo, context: int, ubatch: int = 512, flash_attn: bool = False) -> int:
+def compute_bytes(
+    info: GgufInfo, context: int, ubatch: int = CPU_UBATCH, flash_attn: bool = False
+) -> int:
     """Scratch memory of one batch: the largest of the logits, attention and recurrent steps.
 
     Without flash attention an attention layer holds the KQ matrix and its mask
@@ -204,7 +221,7 @@ def estimate(
     info: GgufInfo,
     context: int,
     kv_type: str = "f16",
-    ubatch: int = 512,
+    ubatch: int = CPU_UBATCH,
     flash_attn: bool | None = None,
     *,
     repack_types: frozenset[str] | None = None,
@@ -298,13 +315,15 @@ def plan(
         vram_budget = int(memory.vram_free * HEADROOM)
         # offloaded weights are not repacked for the CPU, and an offloaded file is mapped
         mapped = estimate(
-            info, context, kv_type, flash_attn=flash_attn, use_mmap=True, drafting=drafting
+            info, context, kv_type, OFFLOAD_UBATCH, flash_attn, use_mmap=True, drafting=drafting
         )
         on_gpu = mapped.total - mapped.repack
         if on_gpu <= vram_budget:
-            return Plan(est, "all", layers, True, 0, on_gpu, "everything on the GPU")
-        per_layer_state = (est.kv_cache + est.recurrent_state) // layers
-        fixed = est.compute + est.output
+            return Plan(mapped, "all", layers, True, 0, on_gpu, "everything on the GPU")
+        # with layers offloaded, llama.cpp computes the larger GPU batches
+        split = estimate(info, context, kv_type, OFFLOAD_UBATCH, flash_attn, drafting=drafting)
+        per_layer_state = (split.kv_cache + split.recurrent_state) // layers
+        fixed = split.compute + split.output
         room = vram_budget - fixed
         count = 0
         used = 0
@@ -315,10 +334,10 @@ def plan(
             used += step
             count += 1
         if count > 0:
-            ram_needed = est.total - used - fixed
+            ram_needed = split.total - used - fixed
             fits = ram_needed <= ram_budget
             note = f"{count} of {layers} layers on the GPU, the rest on the CPU"
-            return Plan(est, "some", count, fits, ram_needed, used + fixed, note)
+            return Plan(split, "some", count, fits, ram_needed, used + fixed, note)
     fits = est.total <= ram_budget
     note = "CPU only" if fits else f"needs {gib(est.total)}, {gib(memory.ram_free)} of RAM free"
     return Plan(est, "none", 0, fits, est.total, 0, note)

@@ -14,7 +14,15 @@ from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf
-from frogdesk.models.memory import estimate, largest_context, largest_fitting, plan
+from frogdesk.models.memory import (
+    CPU_UBATCH,
+    OFFLOAD_UBATCH,
+    compute_bytes,
+    estimate,
+    largest_context,
+    largest_fitting,
+    plan,
+)
 from frogdesk.models.system_memory import MemoryAvailable
 
 TOLERANCE = 0.15
@@ -118,11 +126,15 @@ def test_offload_plan_and_largest_context(qwen35_gguf: Path) -> None:
     assert not plan(info, 4096, MemoryAvailable(ram_total=2**20, ram_free=2**20)).fits
     gpu_all = MemoryAvailable(2**40, 2**40, vram_total=2**34, vram_free=2**34)
     assert plan(info, 4096, gpu_all).offload == "all"
-    fixed = estimate(info, 4096)
+    fixed = estimate(info, 4096, ubatch=OFFLOAD_UBATCH)  # offloaded: GPU-sized batches
     room = int((fixed.compute + fixed.output + fixed.weights // 2) / 0.9)
     gpu_some = MemoryAvailable(2**40, 2**40, vram_total=room, vram_free=room)
     some = plan(info, 4096, gpu_some)
     assert some.offload == "some" and 0 < some.gpu_layers < info.block_count
+    # the CPU alone computes smaller batches, and its plan counts their smaller buffer
+    assert some.estimate.compute == compute_bytes(info, 4096, OFFLOAD_UBATCH)
+    assert plan(info, 4096, roomy).estimate.compute == compute_bytes(info, 4096, CPU_UBATCH)
+    assert compute_bytes(info, 4096, CPU_UBATCH) < compute_bytes(info, 4096, OFFLOAD_UBATCH)
     gpu_tiny = MemoryAvailable(2**40, 2**40, vram_total=2**10, vram_free=2**10)
     assert plan(info, 4096, gpu_tiny).offload == "none"
 

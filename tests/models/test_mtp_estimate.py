@@ -75,7 +75,7 @@ def test_the_estimate_counts_the_mtp_context_as_llama_cpp_allocates_it(
     info = inspect_gguf(mtp_gguf)
     assert drafts_with_mtp(info)
     est = estimate(
-        info, options.n_ctx, options.kv_cache_type, options.n_ubatch, options.flash_attn,
+        info, options.n_ctx, options.kv_cache_type, options.ubatch, options.flash_attn,
         use_mmap=options.use_mmap, n_batch=options.n_batch,
     )  # fmt: skip
     kv = sum(v for k, v in alloc.mtp.items() if k.endswith(" KV"))
@@ -90,7 +90,7 @@ def test_the_estimate_counts_the_mtp_context_as_llama_cpp_allocates_it(
     # control: the drafting share of the estimate is the MTP context's buffers and the NextN
     # weights llama.cpp loads for it; without that share the estimate misses
     without = estimate(
-        info, options.n_ctx, options.kv_cache_type, options.n_ubatch, options.flash_attn,
+        info, options.n_ctx, options.kv_cache_type, options.ubatch, options.flash_attn,
         use_mmap=options.use_mmap, drafting=False,
     )  # fmt: skip
     share = (est.total - without.total) / MIB

@@ -69,7 +69,7 @@ def test_the_estimate_is_within_5_percent_of_llama_cpp(
     options = replace(LlamaOptions(), n_ctx=n_ctx, n_threads=2, use_mmap=use_mmap)
     allocated = buffers(path, options)
     est = estimate(
-        info, n_ctx, options.kv_cache_type, options.n_ubatch, options.flash_attn,
+        info, n_ctx, options.kv_cache_type, options.ubatch, options.flash_attn,
         use_mmap=use_mmap,
     )  # fmt: skip
     if use_mmap is None:
@@ -92,7 +92,7 @@ def test_models_info_reports_the_load_options(
     assert code == 0
     load = out["load"]
     assert set(load) >= {"use_mmap", "flash_attn", "kv_cache_type", "n_batch", "n_ubatch"}
-    assert (load["use_mmap"], load["kv_cache_type"]) == (True, "f16")
+    assert (load["use_mmap"], load["kv_cache_type"], load["n_ubatch"]) == (True, "f16", 256)
     assert out["estimate"]["repack"] == repack_bytes(inspect_gguf(qwen35_gguf))
 
 

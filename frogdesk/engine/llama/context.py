@@ -36,7 +36,7 @@ class LlamaContext:
         n_ctx = min(params.n_ctx, model.n_ctx_train) if model.n_ctx_train > 0 else params.n_ctx
         cparams.n_ctx = n_ctx
         cparams.n_batch = params.n_batch
-        cparams.n_ubatch = min(params.n_ubatch, params.n_batch)
+        cparams.n_ubatch = params.ubatch
         cparams.n_seq_max = n_seq_max
         if n_seq_max > 1:
             cparams.kv_unified = False  # a KV stream per sequence: each decodes as if alone

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from frogdesk.models.memory import default_flash_attn, default_use_mmap
+from frogdesk.models.memory import default_flash_attn, default_ubatch, default_use_mmap
 from frogdesk.system import thread_count
 
 
@@ -27,9 +27,10 @@ class LlamaOptions:
     """Default seed for replies whose settings give none."""
     n_batch: int = 512
     """Tokens per llama_decode call in prefill."""
-    n_ubatch: int = 512
+    n_ubatch: int | None = None
     """Tokens llama.cpp computes at once inside a call (at most `n_batch`); sizes the
-    compute buffer."""
+    compute buffer. None: 256 on the CPU alone, 512 with layers offloaded
+    (`models.memory.default_ubatch`)."""
     use_mmap: bool | None = None
     """Map the file (True) or read it (False); None decides per file: read when llama.cpp
     repacks a large share of its weights for the CPU (mapped, those would stay resident
@@ -59,6 +60,12 @@ class LlamaOptions:
         if self.flash_attn is not None:
             return self.flash_attn
         return default_flash_attn(self.kv_cache_type, hybrid)
+
+    @property
+    def ubatch(self) -> int:
+        """The ubatch llama.cpp is given: `n_ubatch`, or FrogDesk's choice, at most `n_batch`."""
+        chosen = self.n_ubatch or default_ubatch(self.n_gpu_layers != 0)
+        return min(chosen, self.n_batch)
 
     @property
     def threads(self) -> int:
