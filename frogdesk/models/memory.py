@@ -48,8 +48,8 @@ CPU_UBATCH = 256
 """Tokens llama.cpp computes at once inside a prefill call when no layer is offloaded. The
 compute buffer grows with it (without flash attention the attention matrix is context x
 ubatch per head: 4.3 GiB at 131K context on FrogNano's shape with 512), and on the CPU 256
-prefills as fast as 512 (`python -m bench.levers --configs base,ubatch_256`: 0.99x on
-SmolLM2, 0.99-1.10x on FrogNano's shape for a 2,048-token prompt)."""
+prefills as fast as 512 or faster (`python -m bench.levers --configs base,ubatch_256`: a
+2,048-token prompt 0.99x on SmolLM2, 1.10x on the FrogNano-shaped model)."""
 OFFLOAD_UBATCH = 512
 """The same with layers on a GPU, whose prefill wants larger batches (llama.cpp's default)."""
 
