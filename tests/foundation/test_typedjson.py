@@ -43,8 +43,10 @@ def test_each_record_reads_back_equal() -> None:
     assert Journal.from_json(JOURNAL.to_json()) == JOURNAL
 
 
-def _damaged(record: object, path: list[str | int], value: object) -> str:
-    data = json.loads(record.to_json())  # type: ignore[attr-defined]
+def _damaged(
+    record: SessionRecord | ApplyRecord | Journal, path: list[str | int], value: object
+) -> str:
+    data = json.loads(record.to_json())
     target = data
     for key in path[:-1]:
         target = target[key]
@@ -53,51 +55,41 @@ def _damaged(record: object, path: list[str | int], value: object) -> str:
 
 
 @pytest.mark.parametrize(
-    ("path", "value", "named"),
+    ("record", "path", "value", "named"),
     [
-        (["worktree"], 5, "worktree is a number, not text"),
-        (["n_steps"], "3", "n_steps is text, not an integer"),
-        (["n_steps"], True, "n_steps is true or false, not an integer"),
-        (["pid"], 1.5, "pid is a number, not an integer"),
-        (["status"], "exploded", "status is 'exploded', not one of 'created'"),
-        (["settings"], [], "settings is a list, not an object"),
-        (["recoveries", "unclosed"], "2", "recoveries['unclosed'] is text, not an integer"),
-        (["drafts", "ngram"], 4, "drafts['ngram'] is a number, not an object"),
-        (["created_at"], "now", "created_at is text, not a number"),
+        (SESSION, ["worktree"], 5, "worktree is a number, not text"),
+        (SESSION, ["n_steps"], "3", "n_steps is text, not an integer"),
+        (SESSION, ["n_steps"], True, "n_steps is true or false, not an integer"),
+        (SESSION, ["pid"], 1.5, "pid is a number, not an integer"),
+        (SESSION, ["status"], "exploded", "status is 'exploded', not one of 'created'"),
+        (SESSION, ["settings"], [], "settings is a list, not an object"),
+        (
+            SESSION,
+            ["recoveries", "unclosed"],
+            "2",
+            "recoveries['unclosed'] is text, not an integer",
+        ),
+        (SESSION, ["drafts", "ngram"], 4, "drafts['ngram'] is a number, not an object"),
+        (SESSION, ["created_at"], "now", "created_at is text, not a number"),
+        (APPLY, ["files", 1, "before", "sha256"], None, "files[1].before.sha256 is null, not text"),
+        (APPLY, ["files", 0, "after"], "x", "files[0].after is text, not StateRef or null"),
+        (APPLY, ["files", 0], [], "files[0] is a list, not an object"),
+        (APPLY, ["files"], {}, "files is an object, not a list"),
+        (APPLY, ["commit"], 7, "commit is a number, not text or null"),
+        (APPLY, ["index_before", "x.txt"], "abc", "index_before['x.txt'] is text, not a list"),
+        (JOURNAL, ["files", 0, "perms"], "0644", "files[0].perms is text, not an integer"),
+        (JOURNAL, ["kind"], "redo", "kind is 'redo', not one of 'apply', 'undo'"),
     ],
 )
-def test_a_session_record_value_of_the_wrong_type_is_named(
-    path: list[str | int], value: object, named: str
+def test_a_value_of_the_wrong_type_is_named(
+    record: SessionRecord | ApplyRecord | Journal,
+    path: list[str | int],
+    value: object,
+    named: str,
 ) -> None:
     with pytest.raises(RecordTypeError) as caught:
-        SessionRecord.from_json(_damaged(SESSION, path, value))
+        type(record).from_json(_damaged(record, path, value))
     assert named in str(caught.value)
-
-
-@pytest.mark.parametrize(
-    ("path", "value", "named"),
-    [
-        (["files", 1, "before", "sha256"], None, "files[1].before.sha256 is null, not text"),
-        (["files", 0, "after"], "x", "files[0].after is text, not StateRef or null"),
-        (["files", 0], [], "files[0] is a list, not an object"),
-        (["files"], {}, "files is an object, not a list"),
-        (["commit"], 7, "commit is a number, not text or null"),
-        (["index_before", "x.txt"], "abc", "index_before['x.txt'] is text, not a list"),
-    ],
-)
-def test_an_apply_record_value_of_the_wrong_type_is_named(
-    path: list[str | int], value: object, named: str
-) -> None:
-    with pytest.raises(RecordTypeError) as caught:
-        ApplyRecord.from_json(_damaged(APPLY, path, value))
-    assert named in str(caught.value)
-
-
-def test_a_journal_entry_of_the_wrong_type_is_named() -> None:
-    with pytest.raises(RecordTypeError, match=r"files\[0\]\.perms is text"):
-        Journal.from_json(_damaged(JOURNAL, ["files", 0, "perms"], "0644"))
-    with pytest.raises(RecordTypeError, match="kind is 'redo', not one of 'apply', 'undo'"):
-        Journal.from_json(_damaged(JOURNAL, ["kind"], "redo"))
 
 
 def test_missing_unknown_and_whole_number_fields() -> None:
