@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from frogdesk.durable import atomic_write_text
+from frogdesk.errors import FrogDeskError
 from frogdesk.review.model import SessionDiff, split_lines
 
 Decision = Literal["pending", "approved", "rejected"]
@@ -79,14 +80,23 @@ class HunkDecisions:
 
     @classmethod
     def from_json(cls, text: str) -> HunkDecisions:
-        """Parse decisions written by to_json; unknown values count as pending."""
+        """Parse decisions written by to_json; unknown decisions count as pending, and a
+        value of the wrong shape raises ValueError naming it."""
         data = json.loads(text)
+        if not isinstance(data, dict):
+            raise ValueError("the file holds no JSON object")
+        raw_hunks, raw_edits = data.get("hunks", {}), data.get("edits", {})
+        comment = data.get("comment", "")
+        for name, value, kind in (("hunks", raw_hunks, dict), ("edits", raw_edits, dict)):
+            if not isinstance(value, kind):
+                raise ValueError(f"{name} is not an object")
+        if not isinstance(comment, str) or not all(isinstance(v, str) for v in raw_edits.values()):
+            raise ValueError("the comment and edits must be text")
         hunks: dict[str, Decision] = {}
-        for key, value in dict(data.get("hunks", {})).items():
+        for key, value in raw_hunks.items():
             if value in ("approved", "rejected"):
-                hunks[str(key)] = value
-        edits = {str(k): str(v) for k, v in dict(data.get("edits", {})).items()}
-        return cls(hunks=hunks, edits=edits, comment=str(data.get("comment", "")))
+                hunks[key] = value
+        return cls(hunks=hunks, edits=dict(raw_edits), comment=comment)
 
 
 def load_decisions(session_dir: Path) -> HunkDecisions:
@@ -94,7 +104,12 @@ def load_decisions(session_dir: Path) -> HunkDecisions:
     path = session_dir / DECISIONS_FILE
     if not path.is_file():
         return HunkDecisions()
-    return HunkDecisions.from_json(path.read_text(encoding="utf-8"))
+    try:
+        return HunkDecisions.from_json(path.read_text(encoding="utf-8"))
+    except ValueError as exc:  # bad JSON and undecodable bytes included
+        raise FrogDeskError(
+            f"{path} is damaged ({exc}); move it aside to review the session from no decisions"
+        ) from None
 
 
 def save_decisions(session_dir: Path, decisions: HunkDecisions) -> None:

@@ -123,3 +123,26 @@ def test_a_damaged_apply_record_is_named_and_undo_touches_nothing(
     path.write_text(intact)  # control: the same record, intact, undoes
     assert main(["undo"]) == 0
     assert (user_repo / "b.txt").read_bytes() == b"alpha\nbeta\ngamma\n"
+
+
+@pytest.mark.parametrize(
+    "damage", [b"[]", b'{"hunks": ["approved"]}', b'{"edits": {"h": 3}}', b"\xff{", b"{"]
+)
+def test_damaged_decisions_are_named_and_nothing_is_touched(
+    user_repo: Path, make_session: MakeSession, capsys: pytest.CaptureFixture[str], damage: bytes
+) -> None:
+    wt = _session(user_repo, make_session, "dec-1")
+    (wt / "b.txt").write_bytes(b"alpha\nBETA\ngamma\n")
+    path = AppPaths.default().sessions_dir / "dec-1" / "decisions.json"
+    path.write_text('{"hunks": {}, "edits": {}, "comment": "keep"}')
+    assert main(["review", "dec-1", "--json"]) == 0  # control: intact decisions read
+    capsys.readouterr()
+    before = repo_fingerprint(user_repo)
+    path.write_bytes(damage)
+    for argv in (["review", "dec-1", "--json"], ["apply", "dec-1", "--all"]):
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "Traceback" not in err, err
+        assert f"{path} is damaged" in err, err
+    assert repo_fingerprint(user_repo) == before
+    assert path.read_bytes() == damage  # kept for the user to look at
