@@ -36,8 +36,15 @@ def file_sha256(path: Path, data_dir: Path) -> str:
         index: dict[str, Any] = json.loads(index_path.read_text())
     except (OSError, ValueError):
         index = {}
+    if not isinstance(index, dict):
+        index = {}  # a cache: a damaged one is rebuilt
     known = index.get(str(path))
-    if known and known.get("size") == stat.st_size and known.get("mtime_ns") == stat.st_mtime_ns:
+    if (
+        isinstance(known, dict)
+        and known.get("size") == stat.st_size
+        and known.get("mtime_ns") == stat.st_mtime_ns
+        and isinstance(known.get("sha256"), str)
+    ):
         return str(known["sha256"])
     digest = hashlib.sha256()
     with path.open("rb") as handle:

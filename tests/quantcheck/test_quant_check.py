@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import threading
 from pathlib import Path
 
@@ -183,3 +185,15 @@ def test_list_line_reads_the_cache_without_hashing(
     unmeasured = tmp_path / "copy.gguf"
     unmeasured.write_bytes(qwen35_quants["Q4_0"].read_bytes())
     assert describe_result(latest_result(data_dir, unmeasured)) == "not measured"
+
+
+@pytest.mark.parametrize("damage", ["[]", '{"%s": 5}', '{"%s": {"size": 0, "sha256": 1}}', "{"])
+def test_a_damaged_checksum_cache_is_rebuilt(tmp_path: Path, damage: str) -> None:
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF" + bytes(100))
+    expected = hashlib.sha256(model.read_bytes()).hexdigest()
+    assert file_sha256(model, tmp_path) == expected  # control: the cache as written
+    index = next(tmp_path.rglob("sha256.json"))
+    index.write_text(damage.replace("%s", str(model.resolve())))
+    assert file_sha256(model, tmp_path) == expected
+    assert json.loads(index.read_text())[str(model.resolve())]["sha256"] == expected
