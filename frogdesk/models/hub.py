@@ -15,6 +15,7 @@ from frogdesk.durable import atomic_write_text
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub_http import NO_RETRY, HubRequestError, RetryPolicy, get_json, next_page
 from frogdesk.models.names import UnsafeName, check_commit, check_object_id, safe_relative
+from frogdesk.typedjson import build
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 
@@ -105,13 +106,16 @@ def cached_listing(
     """The last listing saved for this repo, or None."""
     target = _cache_file(cache_dir, endpoint, repo, revision)
     try:
-        data = json.loads(target.read_text(encoding="utf-8"))
-        files = tuple(HubFile(**f) for f in data.pop("files"))
-        data["from_cache"] = True
-        data["refused"] = tuple(data.get("refused", ()))
-        return RepoListing(files=files, **data)
-    except (OSError, ValueError, TypeError, KeyError):
+        listing = build(RepoListing, json.loads(target.read_text(encoding="utf-8")))
+        where = f"the saved listing {target.name}"
+        for item in listing.files:  # downloads name their files after these
+            safe_relative(item.path, where)
+            check_object_id(item.blob_id, where)
+            if item.sha256 is not None:
+                check_object_id(item.sha256, where)
+    except (OSError, ValueError, UnsafeName):  # damaged: as if none was saved
         return None
+    return dataclasses.replace(listing, from_cache=True)
 
 
 def _tree_entry(item: Any, where: str) -> HubFile:

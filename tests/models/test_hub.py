@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,31 @@ def test_offline_listing_comes_from_the_saved_copy(
     assert offline.from_cache
     assert offline.files == online.files
     assert len(hub.state.requests) == before  # no request reached the server
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("path", "../../outside.gguf"),  # downloads name their files after listed paths
+        ("path", 5),
+        ("blob_id", "../x"),
+        ("sha256", "not-a-digest"),
+        ("size", "big"),
+    ],
+)
+def test_a_damaged_saved_listing_counts_as_none(hub: RunningHub, field: str, value: object) -> None:
+    cache = AppPaths.default().cache_dir
+    list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache)
+    (saved,) = (cache / "hub-listings").rglob("*.json")
+    intact = saved.read_text()
+    # control: the intact copy is what an offline listing reads
+    assert list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache, offline=True).from_cache
+    data = json.loads(intact)
+    gguf = next(f for f in data["files"] if f["path"].endswith(".gguf"))
+    gguf[field] = value
+    saved.write_text(json.dumps(data))
+    with pytest.raises(ModelError, match="offline and no saved listing"):
+        list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache, offline=True)
 
 
 def test_offline_without_saved_listing_says_how_to_fix(tmp_path: Path) -> None:
