@@ -10,6 +10,7 @@ import frogdesk
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("frogdesk", "frogdesk.inert", "frogdesk.paths", "frogdesk.sizes", "frogdesk.errors"),
+    ("frogdesk.typedjson",),
     ("frogdesk.durable", "frogdesk.logfile"),
     ("frogdesk.system",),
     ("frogdesk.config",),
