@@ -14,7 +14,10 @@ logits, as drafting does) mixed with 1-token steps, and reports:
   the same tokens first (so a rejected tail needs no second decode of the kept part);
 - `top_pair_relative`: how far the gap between the top token and any of the next 15 moved,
   over the row's largest |logit| (a greedy pick flips only when its lead is smaller);
-- `margins`: how often the reference's top-two gap is below those bounds.
+- `margins`: how often the reference's top-two gap is below those bounds;
+- `one_pass`: one 8-token batch against 1-token steps after the same exact history, with
+  flash attention off and on, one thread and several, under and over 512 cache cells
+  (0.0: bit-identical rows).
 
 The greedy guard in frogdesk/engine/llama/generation.py (GREEDY_TIE_FRACTION) is set from
 these figures with headroom.
@@ -154,6 +157,34 @@ def prefix_rows_equal(
         ctx.close()
 
 
+def one_pass(model: LlamaModel, threads: int) -> list[dict[str, Any]]:
+    """Where a batch's rows are bit-identical to 1-token steps: the largest |logit
+    difference| of one 8-token batch from 1-token steps after the same exactly decoded
+    history, with flash attention off and on, one thread and `threads`, and a cache under
+    and over 512 cells (llama.cpp decodes one token over 512 cells or more with a split-KV
+    attention kernel when it has several threads)."""
+    base = model.tokenize(PROMPT * 3)
+    out = []
+    for length in (100, 700):
+        prompt = base[:length]
+        for flash in (False, True):
+            for n_threads in sorted({1, threads}):
+                options = LlamaOptions(n_ctx=2048, n_threads=n_threads, flash_attn=flash)
+                tokens, reference = greedy_reference(model, options, prompt, 9)
+                ctx = LlamaContext(model, options)
+                try:
+                    ctx.decode(prompt, 0)
+                    ctx.decode_rows(tokens[:8], len(prompt))
+                    rows = [row_logits(ctx, i, model.n_vocab) for i in range(8)]
+                finally:
+                    ctx.close()
+                worst = max(float(np.abs(r - reference[i + 1]).max()) for i, r in enumerate(rows))
+                out.append(
+                    {"cells": length, "flash_attn": flash, "threads": n_threads, "max": worst}
+                )
+    return out
+
+
 def measure(path: Path, threads: int, n: int, sizes: list[int]) -> dict[str, Any]:
     """Every figure for one model."""
     options = LlamaOptions(n_ctx=4096, n_threads=threads)
@@ -176,6 +207,7 @@ def measure(path: Path, threads: int, n: int, sizes: list[int]) -> dict[str, Any
             "by_batch_size": by_size,
             "max_abs_logit_difference": worst,
             "prefix_rows_equal": prefix_rows_equal(model, options, prompt, tokens),
+            "one_pass": one_pass(model, options.threads),
             "margins": {
                 "smallest_top2_gap": float(gaps.min()),
                 "below_twice_max_difference": int((gaps < 2 * worst).sum()),
