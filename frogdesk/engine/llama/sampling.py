@@ -265,7 +265,10 @@ class Sampler:
         llama_cpp.llama_sampler_apply(self._chain, ctypes.byref(array))
         if not 0 <= array.selected < array.size:
             raise ValueError("the sampler chain selected no token")
-        return int(data["id"][array.selected])
+        left = np.ctypeslib.as_array(array.data, shape=(int(array.size),)).view(_TOKEN_DATA)
+        token = int(left["id"][array.selected])
+        del data  # kept alive until `left` is read: the candidates live in it
+        return token
 
     def _apply_whole(
         self, logits: np.ndarray, *, grammar: bool, lead: bool = False
