@@ -21,6 +21,10 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
+_HINTS: dict[type, dict[str, Any]] = {}
+"""Each dataclass's field types, resolved once."""
+
+
 class RecordTypeError(ValueError):
     """A JSON value does not have the type its field declares."""
 
@@ -32,7 +36,7 @@ def build(cls: type[T], data: object, where: str = "") -> T:
     """
     if not isinstance(data, Mapping):
         raise RecordTypeError(f"{where or 'the record'} is {_kind(data)}, not an object")
-    hints = typing.get_type_hints(cls)
+    hints = _HINTS.get(cls) or _HINTS.setdefault(cls, typing.get_type_hints(cls))
     values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):  # type: ignore[arg-type]
         name = f"{where}.{f.name}" if where else f.name

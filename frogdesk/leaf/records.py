@@ -10,6 +10,7 @@ from typing import Any
 
 from frogdesk.engine.types import Message, ToolCall, Usage
 from frogdesk.leaf.events import ExitReason
+from frogdesk.typedjson import build
 
 
 @dataclass(frozen=True)
@@ -85,19 +86,9 @@ def message_to_dict(message: Message) -> dict[str, Any]:
 
 
 def message_from_dict(data: dict[str, Any]) -> Message:
-    """Inverse of message_to_dict."""
-    calls = tuple(
-        ToolCall(str(c["name"]), dict(c.get("arguments") or {}), str(c.get("id", "")))
-        for c in data.get("tool_calls", ())
-    )
-    return Message(
-        data["role"],
-        data.get("content", ""),
-        data.get("reasoning", ""),
-        calls,
-        data.get("tool_call_id", ""),
-        data.get("name", ""),
-    )
+    """Inverse of message_to_dict; a value of the wrong type raises RecordTypeError (a
+    ValueError) naming it."""
+    return build(Message, data)
 
 
 def step_to_dict(step: StepRecord) -> dict[str, Any]:
@@ -115,18 +106,9 @@ def step_to_dict(step: StepRecord) -> dict[str, Any]:
 
 
 def step_from_dict(data: dict[str, Any]) -> StepRecord:
-    """Inverse of step_to_dict."""
-    usage = data.get("usage")
-    return StepRecord(
-        step=int(data["step"]),
-        assistant=message_from_dict(data["assistant"]),
-        observations=tuple(Observation(**o) for o in data.get("observations", ())),
-        usage=Usage(**usage) if usage else None,
-        generation_seconds=float(data.get("generation_seconds", 0.0)),
-        tool_seconds=float(data.get("tool_seconds", 0.0)),
-        finish=str(data.get("finish", "")),
-        recoveries=tuple(str(kind) for kind in data.get("recoveries", ())),
-    )
+    """Inverse of step_to_dict; a value of the wrong type raises RecordTypeError (a
+    ValueError) naming it."""
+    return build(StepRecord, data)
 
 
 def recovery_counts(steps: Sequence[StepRecord]) -> dict[str, int]:

@@ -156,9 +156,6 @@ class Transcript:
         return out
 
 
-_KINDS = frozenset({"message", "step", "followup", "end"})
-
-
 def _read_record(folder: Path) -> SessionRecord | DamagedSession:
     """A folder's record, or what is wrong with it."""
     path = folder / RECORD_FILE
@@ -179,6 +176,24 @@ def _scan(root: Path) -> list[SessionRecord | DamagedSession]:
     if not root.is_dir():
         return []
     return [_read_record(f) for f in root.iterdir() if f.is_dir()]
+
+
+def _parse_entry(line: str) -> tuple[dict[str, Any], StepRecord | Message | FollowUp | None]:
+    """A transcript line: its JSON object and what it records (None for an "end" line, and
+    for a kind a newer version may write). A line that is no entry raises (ValueError,
+    KeyError, TypeError or AttributeError)."""
+    entry = json.loads(line)
+    kind = entry["kind"]
+    if kind == "message":
+        return entry, message_from_dict(entry["message"])
+    if kind == "step":
+        return entry, step_from_dict(entry["step"])
+    if kind == "followup":
+        before = entry["before_step"]
+        if type(before) is not int:
+            raise ValueError("before_step is not an integer")
+        return entry, FollowUp(before, message_from_dict(entry["message"]))
+    return entry, None
 
 
 def _token_ids(value: object) -> tuple[int, ...]:
@@ -341,25 +356,7 @@ class SessionStore:
         out = Transcript()
         for number, is_last, line in self._lines(session_id):
             try:
-                entry = json.loads(line)
-                kind = entry["kind"]
-                if kind == "message":
-                    out.messages.append(message_from_dict(entry["message"]))
-                elif kind == "step":
-                    step = step_from_dict(entry["step"])
-                    # A step re-run after a resume replaces the one it repeats.
-                    out.steps = [s for s in out.steps if s.step < step.step]
-                    out.steps.append(step)
-                    out.raw_texts = {k: v for k, v in out.raw_texts.items() if k < step.step}
-                    out.raw_tokens = {k: v for k, v in out.raw_tokens.items() if k < step.step}
-                    if isinstance(entry.get("raw_text"), str):
-                        out.raw_texts[step.step] = entry["raw_text"]
-                        out.raw_tokens[step.step] = _token_ids(entry.get("raw_tokens"))
-                elif kind == "followup":
-                    message = message_from_dict(entry["message"])
-                    out.followups.append(FollowUp(int(entry["before_step"]), message))
-                elif kind == "end":
-                    out.end = entry
+                entry, parsed = _parse_entry(line)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 if is_last:
                     out.dropped_tail = True
@@ -367,6 +364,22 @@ class SessionStore:
                 path = self.session_dir(session_id) / TRANSCRIPT_FILE
                 reason = f"line {number} is not a transcript entry ({type(exc).__name__})"
                 raise SessionDamagedError(DamagedSession(session_id, path, reason)) from None
+            if isinstance(parsed, StepRecord):
+                step = parsed
+                # A step re-run after a resume replaces the one it repeats.
+                out.steps = [s for s in out.steps if s.step < step.step]
+                out.steps.append(step)
+                out.raw_texts = {k: v for k, v in out.raw_texts.items() if k < step.step}
+                out.raw_tokens = {k: v for k, v in out.raw_tokens.items() if k < step.step}
+                if isinstance(entry.get("raw_text"), str):
+                    out.raw_texts[step.step] = entry["raw_text"]
+                    out.raw_tokens[step.step] = _token_ids(entry.get("raw_tokens"))
+            elif isinstance(parsed, Message):
+                out.messages.append(parsed)
+            elif isinstance(parsed, FollowUp):
+                out.followups.append(parsed)
+            elif entry["kind"] == "end":
+                out.end = entry
         return out
 
     def repair_damaged_lines(self, session_id: str) -> int:
@@ -380,10 +393,10 @@ class SessionStore:
             if not chunk.strip():
                 continue
             try:
-                entry = json.loads(chunk)
-                ok = isinstance(entry, dict) and entry.get("kind") in _KINDS
-            except ValueError:
-                ok = False
+                _parse_entry(chunk.decode("utf-8", errors="replace"))
+                ok = True
+            except (ValueError, KeyError, TypeError, AttributeError):
+                ok = False  # what read_transcript refuses
             (good if ok else bad).append(chunk + b"\n")
         if bad:
             _append_whole(folder / DAMAGED_LINES_FILE, b"".join(bad))

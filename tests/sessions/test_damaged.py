@@ -167,3 +167,29 @@ def test_a_record_whose_id_names_another_folder_is_damaged(
     assert "moved-1  damaged: session.json: its id '../other-1' is not its folder's name" in out
     assert main(["sessions", "resume", "moved-1"]) == 2
     assert "session moved-1 is damaged:" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"kind": "message", "message": {"role": "user", "content": 5}}\n',
+        b'{"kind": "message", "message": {"role": "root", "content": "x"}}\n',
+        b'{"kind": "followup", "before_step": "1", "message": {"role": "user"}}\n',
+        b'{"kind": "step", "step": {"step": 0, "assistant": {"role": "assistant"},'
+        b' "usage": {"prompt_tokens": "many"}}}\n',
+    ],
+)
+def test_a_line_of_the_wrong_types_is_damage_and_repair_sets_it_aside(
+    store: SessionStore, repo: Path, tmp_path: Path, line: bytes
+) -> None:
+    _session(store, repo, tmp_path, "ty-1")
+    store.append_message("ty-1", Message("system", "sys"))
+    path = store.session_dir("ty-1") / TRANSCRIPT_FILE
+    with open(path, "ab") as handle:
+        handle.write(line)
+    store.append_message("ty-1", Message("user", "task"))
+    with pytest.raises(SessionDamagedError, match="line 2 is not a transcript entry"):
+        store.read_transcript("ty-1")
+    assert store.repair_damaged_lines("ty-1") == 1
+    assert [m.content for m in store.read_transcript("ty-1").messages] == ["sys", "task"]
+    assert (store.session_dir("ty-1") / DAMAGED_LINES_FILE).read_bytes() == line
