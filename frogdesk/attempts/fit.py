@@ -6,18 +6,30 @@ from dataclasses import dataclass
 
 from frogdesk.attempts.service import AttemptsError
 from frogdesk.models.gguf_info import GgufInfo
-from frogdesk.models.memory import CONTEXT_PAD, HEADROOM, estimate, largest_fitting
+from frogdesk.models.memory import (
+    CONTEXT_PAD,
+    CPU_UBATCH,
+    HEADROOM,
+    default_ubatch,
+    estimate,
+    largest_fitting,
+)
 from frogdesk.models.system_memory import MemoryAvailable
 
 
 def attempts_bytes(
-    info: GgufInfo, per_sequence: int, n: int, kv_type: str, flash: bool | None
+    info: GgufInfo,
+    per_sequence: int,
+    n: int,
+    kv_type: str,
+    flash: bool | None,
+    ubatch: int = CPU_UBATCH,
 ) -> int:
     """Bytes of one model with `n` sequences of `per_sequence` tokens each (an estimate):
-    the weights (with the copy llama.cpp repacks for the CPU) and compute once, the cache,
-    recurrent state and output of every sequence."""
+    the weights (with the copy llama.cpp repacks for the CPU) and compute once (batches of
+    `ubatch` tokens), the cache, recurrent state and output of every sequence."""
     # attempts share one context without drafting: no MTP draft context
-    one = estimate(info, per_sequence, kv_type, flash_attn=flash, drafting=False)
+    one = estimate(info, per_sequence, kv_type, ubatch, flash, drafting=False)
     shared = one.weights + one.repack + one.compute
     return shared + n * (one.kv_cache + one.recurrent_state + one.output)
 
@@ -29,7 +41,12 @@ def largest_per_sequence(
     sequences in RAM plus VRAM; 0 when not even 256 tokens fit."""
     budget = int((memory.ram_free + (memory.vram_free or 0)) * HEADROOM)
     top = min(ceiling or 262144, info.context_length or 262144)
-    return largest_fitting(top, lambda ctx: attempts_bytes(info, ctx, n, kv_type, flash) <= budget)
+    ubatch = default_ubatch(memory.has_gpu)  # with a GPU the plan offloads: its batches
+
+    def fits(ctx: int) -> bool:
+        return attempts_bytes(info, ctx, n, kv_type, flash, ubatch) <= budget
+
+    return largest_fitting(top, fits)
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pytest
 from frogdesk.attempts.fit import attempts_bytes, fit_attempts
 from frogdesk.attempts.service import AttemptsError
 from frogdesk.models.gguf_info import inspect_gguf
-from frogdesk.models.memory import estimate
+from frogdesk.models.memory import OFFLOAD_UBATCH, estimate
 from frogdesk.models.system_memory import MemoryAvailable
 
 
@@ -50,3 +50,25 @@ def test_more_attempts_get_less_context_and_too_many_are_refused(smollm2_gguf: P
     tiny = MemoryAvailable(ram_total=1, ram_free=info.tensor_bytes)
     with pytest.raises(AttemptsError, match="not even one attempt fits"):
         fit_attempts(info, tiny, 3)
+
+
+def test_with_a_gpu_the_fit_counts_the_gpu_batches(smollm2_gguf: Path) -> None:
+    """A GPU load computes 512 tokens at once, the CPU alone 256: the same memory split
+    between RAM and VRAM holds less context per attempt than all in RAM."""
+    info = inspect_gguf(smollm2_gguf)
+    assert attempts_bytes(info, 4096, 2, "f16", False, OFFLOAD_UBATCH) > attempts_bytes(
+        info, 4096, 2, "f16", False
+    )
+    room = attempts_bytes(info, 8192, 2, "f16", False)
+    cpu = MemoryAvailable(ram_total=room * 2, ram_free=int(room / 0.9) + 1)
+    half = cpu.ram_free // 2
+    gpu = MemoryAvailable(
+        ram_total=room * 2, ram_free=half, vram_total=half, vram_free=cpu.ram_free - half
+    )
+    cpu_table, gpu_table = (
+        dict(fit_attempts(info, cpu, 2).table),
+        dict(fit_attempts(info, gpu, 2).table),
+    )
+    assert cpu_table[2] == 8192  # control: the budget holds 8,192 tokens each on the CPU
+    assert all(gpu_table[k] <= cpu_table[k] for k in cpu_table)
+    assert gpu_table[2] < cpu_table[2]
