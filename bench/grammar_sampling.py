@@ -12,9 +12,10 @@ in the same run, once with each, and the script reports:
 - `token_speedup`: tokens per second inside the call (decode and pick), Sampler over chain;
 - `identical`: whether both wrote the same tokens (greedy and top-k must; plain temperature
   draws differently for a seed by design, from the same distribution);
-- `full_scans`: the Sampler's picks that needed the grammar over the whole vocabulary.
-
-The grammar's work grows with the vocabulary (SmolLM2: 49,152 tokens; FrogNano: 248,320).
+- `full_scans`: the Sampler's picks that needed the grammar over the whole vocabulary;
+- `scan_ms`: one whole-vocabulary grammar check inside the call (the best of 5), over the
+  model's vocabulary and over FrogNano's 248,320 candidates made of the same token texts:
+  what each pick of llama.cpp's chain costs there.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import llama_cpp
+import numpy as np
 
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.model import LlamaModel
@@ -100,6 +102,43 @@ def write_call(
         ctx.close()
 
 
+FROGNANO_VOCAB = 248_320
+
+
+def scan_ms(
+    model: LlamaModel, use: GrammarUse, tokens: list[int], reps: int = 5
+) -> dict[str, float]:
+    """Milliseconds one whole-vocabulary grammar check takes after `tokens` of a call: over
+    this model's vocabulary, and over FrogNano's size made of the same token texts (each
+    token listed again until there are 248,320 candidates; the grammar checks each one
+    alone, so the cost per candidate is that of real token texts)."""
+    grammar = llama_cpp.llama_sampler_init_grammar(
+        model.vocab, use.grammar.text.encode(), use.grammar.root.encode()
+    )
+    try:
+        for token in tokens:
+            llama_cpp.llama_sampler_accept(grammar, token)
+        out = {}
+        for size in (model.n_vocab, FROGNANO_VOCAB):
+            ids = np.resize(np.arange(model.n_vocab, dtype=np.int32), size)
+            best = float("inf")
+            for _ in range(reps):
+                data = np.zeros(
+                    size, dtype=[("id", np.int32), ("logit", np.float32), ("p", np.float32)]
+                )
+                data["id"] = ids
+                array = llama_cpp.llama_token_data_array(
+                    data.ctypes.data_as(llama_cpp.llama_token_data_p), size, -1, False
+                )
+                started = time.perf_counter()
+                llama_cpp.llama_sampler_apply(grammar, array)
+                best = min(best, time.perf_counter() - started)
+            out[str(size)] = round(1000 * best, 2)
+        return out
+    finally:
+        llama_cpp.llama_sampler_free(grammar)
+
+
 def measure(path: Path, threads: int, n: int) -> dict[str, Any]:
     """Every mode, both sides, on one model."""
     options = LlamaOptions(n_ctx=2048, n_threads=threads)
@@ -131,6 +170,9 @@ def measure(path: Path, threads: int, n: int) -> dict[str, Any]:
                 "identical": ref == got,
                 "full_scans": full_scans,
             }
+            if name == "greedy":
+                # inside the call: the state after all but the last token written
+                out["scan_ms"] = scan_ms(model, use, ref[:-1])
     finally:
         model.close()
     return out
