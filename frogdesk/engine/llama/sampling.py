@@ -93,8 +93,9 @@ class Sampler:
     top-p or min-p without top-k), the grammar masks the whole vocabulary as before.
     """
 
-    WINDOW = 64
-    """Candidates checked against the grammar first; the window grows 8x while too few pass."""
+    WINDOWS = (64, 4096)
+    """Candidates checked against the grammar, by logit, before it checks the whole
+    vocabulary: where too few pass among 4,096 (the fixed text of a tag), few pass at all."""
     DRAWS = 8
     """Plain temperature: draws from the whole vocabulary before the grammar masks it. Each
     costs a pass of the chain over the vocabulary, far less than the grammar's; any number
@@ -223,8 +224,10 @@ class Sampler:
         if self._banned.size:
             logits = logits.copy()
             logits[self._banned] = -np.inf
-        size = max(self.WINDOW, 4 * count)
-        while size < n // 2:
+        for least in self.WINDOWS:
+            size = max(least, 4 * count)
+            if size >= n // 2:
+                break
             order = np.argpartition(logits, n - size - 1)
             window = order[n - size :]
             edge = logits[order[n - size - 1]]  # no logit outside the window is larger
@@ -237,7 +240,6 @@ class Sampler:
                     if np.unique(kept).size < kept.size:
                         return None
                 return passing[:count], values[:count]
-            size *= 8
         return None
 
     def _passes(self, ids: np.ndarray, logits: np.ndarray) -> np.ndarray:
