@@ -79,8 +79,8 @@ class Sampler:
     asks the grammar about the few candidates that can be picked instead, with the same
     result as masking the whole vocabulary first:
 
-    - greedy: the largest logits are checked in order until one passes (the first largest
-      passing logit, as the greedy sampler picks);
+    - greedy: the largest logit, then the next ones in order, until one passes (the first
+      largest passing logit, as the greedy sampler picks);
     - top-k: the first k passing candidates in logit order are handed to the rest of the
       chain (top-k keeps exactly those after masking), so even the random draw is the same;
     - plain temperature (no top-k, top-p or min-p): the token is drawn from the whole
@@ -166,7 +166,7 @@ class Sampler:
         accept the token into the chain (grammar, repetition state)."""
         if self._grammar is None:
             return int(llama_cpp.llama_sampler_sample(self._chain, ctx, row))
-        token = self._constrained(self._logits(ctx, row))
+        token = self._constrained(ctx, row)
         self.accept(token)
         return token
 
@@ -196,10 +196,18 @@ class Sampler:
         pointer = llama_cpp.llama_get_logits_ith(ctx, row)
         return np.ctypeslib.as_array(pointer, shape=(self._n_vocab,))
 
-    def _constrained(self, logits: np.ndarray) -> int:
-        """The token the chain with the grammar first picks from `logits` (see the class)."""
+    def _constrained(self, ctx: Any, row: int) -> int:
+        """The token the chain with the grammar first picks from batch row `row` (see the
+        class)."""
         s = self._settings
+        logits = self._logits(ctx, row)
         if s.temperature <= 0:
+            if not self._banned.size:
+                # the first largest logit: if the grammar passes it, no passing token is
+                # larger, nor as large with a smaller id
+                best = int(logits.argmax())
+                if self._passes(np.array([best]), logits).all():
+                    return best
             leading = self._leading_valid(logits, 1)
             if leading is not None:
                 return int(leading[0][0])
@@ -209,7 +217,9 @@ class Sampler:
                 return self._draw(*leading)
         elif s.top_p >= 1.0 and s.min_p <= 0.0:
             for _ in range(self.DRAWS):
-                token = self._apply_whole(logits, grammar=False)[0]
+                # llama.cpp's own pass over the vocabulary, as without a grammar (it also
+                # accepts the token into the chain, where no sampler keeps state)
+                token = int(llama_cpp.llama_sampler_sample(self._chain, ctx, row))
                 if self._passes(np.array([token]), logits).all():
                     return token
         return self._apply_whole(logits, grammar=True)[0]
