@@ -15,13 +15,18 @@ in the same run, once with each, and the script reports:
 - `full_scans`: the Sampler's picks that needed the grammar over the whole vocabulary;
 - `scan_ms`: one whole-vocabulary grammar check inside the call (the best of 5), over the
   model's vocabulary and over FrogNano's 248,320 candidates made of the same token texts:
-  what each pick of llama.cpp's chain costs there.
+  what each pick of llama.cpp's chain costs there;
+- `waiting_ms`: one pick before a call starts, the lazy grammar waiting for a trigger
+  pattern, against no grammar at all (median of 200 picks). llama.cpp matches the pattern
+  against the whole text since the sampler started at every token, so this grows with the
+  reply; FrogDesk gives a pattern only to a model without a single call token.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -34,7 +39,7 @@ from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.sampling import GrammarUse, Sampler, SamplerSettings
-from frogdesk.engine.toolcall.grammar import tool_call_grammar
+from frogdesk.engine.toolcall.grammar import tool_call_grammar, trigger_pattern
 from frogdesk.leaf.schemas import tool_schemas
 
 PROMPT = (
@@ -139,6 +144,31 @@ def scan_ms(
         llama_cpp.llama_sampler_free(grammar)
 
 
+def waiting_ms(model: LlamaModel, options: LlamaOptions, picks: int = 200) -> dict[str, Any]:
+    """Median milliseconds of one pick before a call starts, with the lazy tool-call grammar
+    waiting for its trigger and with no grammar, greedy and at 0.6 (the same row each time)."""
+    lazy = GrammarUse(tool_call_grammar(tool_schemas()), True, (), (trigger_pattern(),))
+    ctx = LlamaContext(model, options)
+    out: dict[str, Any] = {}
+    try:
+        ctx.decode(model.tokenize("Let me think about which file to read first."), 0)
+        for mode, temperature in (("greedy", 0.0), ("temperature_0.6", 0.6)):
+            times = {}
+            for side, use in (("no_grammar", None), ("waiting", lazy)):
+                sampler = Sampler(model, SamplerSettings(temperature, seed=7), grammar=use)
+                spent = []
+                for _ in range(picks):
+                    started = time.perf_counter()
+                    sampler.sample(ctx.handle, -1)
+                    spent.append(time.perf_counter() - started)
+                sampler.close()
+                times[side] = round(1000 * statistics.median(spent), 3)
+            out[mode] = {**times, "ratio": round(times["waiting"] / times["no_grammar"], 2)}
+    finally:
+        ctx.close()
+    return out
+
+
 def measure(path: Path, threads: int, n: int) -> dict[str, Any]:
     """Every mode, both sides, on one model."""
     options = LlamaOptions(n_ctx=2048, n_threads=threads)
@@ -173,6 +203,7 @@ def measure(path: Path, threads: int, n: int) -> dict[str, Any]:
             if name == "greedy":
                 # inside the call: the state after all but the last token written
                 out["scan_ms"] = scan_ms(model, use, ref[:-1])
+        out["waiting_ms"] = waiting_ms(model, options)
     finally:
         model.close()
     return out

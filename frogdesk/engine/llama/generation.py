@@ -79,8 +79,10 @@ class ReplyRun:
             grammar = GrammarUse(tool_call_grammar(self._tools, leading_newlines=True), lazy=False)
         else:
             tokens = (self._call_token,) if self._call_token is not None else ()
-            # A pattern is matched against the whole reply each token: only for content.
-            patterns = () if tokens and in_reasoning else (trigger_pattern(),)
+            # llama.cpp matches a trigger pattern against the whole reply at every token, and
+            # the cost grows faster than the reply (12 ms a token after 250 tokens, 430 ms
+            # after 1,000, on SmolLM2's text here): only a model without a call token gets one.
+            patterns = () if tokens else (trigger_pattern(),)
             grammar = GrammarUse(tool_call_grammar(self._tools), True, tokens, patterns)
         return Sampler(model, self._sampling, grammar=grammar, seed_offset=seed_offset)
 
