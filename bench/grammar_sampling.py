@@ -19,12 +19,15 @@ in the same run, once with each, and the script reports:
 - `waiting_ms`: one pick before a call starts, the lazy grammar waiting for a trigger
   pattern, against no grammar at all (median of 200 picks). llama.cpp matches the pattern
   against the whole text since the sampler started at every token, so this grows with the
-  reply; FrogDesk gives a pattern only to a model without a single call token.
+  reply; FrogDesk gives a pattern only to a model without a single call token;
+- `pattern_ms`: that pattern's cost per token, averaged over the tokens up to 250 and from
+  250 to 500 tokens of reply.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import statistics
 import sys
@@ -169,6 +172,36 @@ def waiting_ms(model: LlamaModel, options: LlamaOptions, picks: int = 200) -> di
     return out
 
 
+REPLY = (
+    "I should look at the configuration loader first, then check how the settings "
+    "are validated before the server starts. "
+)
+
+
+def pattern_ms(model: LlamaModel, lengths: tuple[int, ...] = (250, 500)) -> dict[str, float]:
+    """Milliseconds per token llama.cpp's lazy grammar spends on a trigger pattern, by how
+    many tokens of reply it has taken (the average over the tokens up to each length)."""
+    use = GrammarUse(tool_call_grammar(tool_schemas()), True, (), (trigger_pattern(),))
+    text, root = use.grammar.text.encode(), use.grammar.root.encode()
+    patterns = (ctypes.c_char_p * 1)(trigger_pattern().encode())
+    grammar = llama_cpp.llama_sampler_init_grammar_lazy_patterns(
+        model.vocab, text, root, patterns, 1, (llama_cpp.llama_token * 1)(), 0
+    )
+    tokens = model.tokenize(REPLY * 60)[: max(lengths)]
+    out: dict[str, float] = {}
+    try:
+        started, done = time.perf_counter(), 0
+        for i, token in enumerate(tokens, 1):
+            llama_cpp.llama_sampler_accept(grammar, token)
+            if i in lengths:
+                now = time.perf_counter()
+                out[str(i)] = round(1000 * (now - started) / (i - done), 2)
+                started, done = now, i
+    finally:
+        llama_cpp.llama_sampler_free(grammar)
+    return out
+
+
 def measure(path: Path, threads: int, n: int) -> dict[str, Any]:
     """Every mode, both sides, on one model."""
     options = LlamaOptions(n_ctx=2048, n_threads=threads)
@@ -204,6 +237,7 @@ def measure(path: Path, threads: int, n: int) -> dict[str, Any]:
                 # inside the call: the state after all but the last token written
                 out["scan_ms"] = scan_ms(model, use, ref[:-1])
         out["waiting_ms"] = waiting_ms(model, options)
+        out["pattern_ms"] = pattern_ms(model)
     finally:
         model.close()
     return out

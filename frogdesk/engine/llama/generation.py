@@ -80,8 +80,9 @@ class ReplyRun:
         else:
             tokens = (self._call_token,) if self._call_token is not None else ()
             # llama.cpp matches a trigger pattern against the whole reply at every token, and
-            # the cost grows faster than the reply (12 ms a token after 250 tokens, 430 ms
-            # after 1,000, on SmolLM2's text here): only a model without a call token gets one.
+            # the cost grows faster than the reply (9 ms a token over the first 250 tokens,
+            # 74 ms from 250 to 500, bench/grammar_sampling.py on SmolLM2): only a model
+            # without a call token gets one.
             patterns = () if tokens else (trigger_pattern(),)
             grammar = GrammarUse(tool_call_grammar(self._tools), True, tokens, patterns)
         return Sampler(model, self._sampling, grammar=grammar, seed_offset=seed_offset)
