@@ -6,12 +6,13 @@ import argparse
 import os
 import sys
 import traceback
+import types
 from collections.abc import Sequence
 
 from frogdesk import __version__
 from frogdesk.commands import common, doctor, models, review, run, sessions, tool, tui
 from frogdesk.errors import FrogDeskError, describe_os_error
-from frogdesk.inert import inert_line
+from frogdesk.inert import inert_line, inert_text
 from frogdesk.logfile import listen_for_notices, route_library_logs
 from frogdesk.paths import AppPaths
 from frogdesk.review.transaction import recover_all
@@ -39,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _fail(message: str, debug: bool) -> None:
     """One line on stderr (the traceback before it under --debug)."""
     if debug:
-        traceback.print_exc()
+        # the exception's text can quote a file name or a tool argument: shown, never obeyed
+        sys.stderr.write(inert_text(traceback.format_exc()))
     print(f"frogdesk: {inert_line(message)}", file=sys.stderr)
 
 
@@ -55,6 +57,14 @@ def _quiet_broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
+def _print_bug(
+    kind: type[BaseException], exc: BaseException, tb: types.TracebackType | None
+) -> None:
+    """Python's report of an unexpected exception, with every control character made visible
+    (its message may quote outside text)."""
+    sys.stderr.write(inert_text("".join(traceback.format_exception(kind, exc, tb))))
+
+
 def _warn_on_stderr(notice: str) -> None:
     """A library warning that matters, in one line on stderr (the notice is inert already)."""
     print(f"frogdesk: warning: {notice}", file=sys.stderr, flush=True)
@@ -67,6 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     line on stderr and exits with its code; `--debug` adds the traceback. Anything else is
     a bug and keeps its traceback.
     """
+    sys.excepthook = _print_bug
     parser = build_parser()
     args = parser.parse_args(argv)
     debug = bool(getattr(args, "debug", False))

@@ -15,13 +15,26 @@ import re
 # Named escapes read better than hex for the three a person is most likely to meet.
 _NAMED = {"\r": "\\r", "\t": "\\t", "\n": "\\n", "\x1b": "\\x1b"}
 
-# C0 (except what the caller keeps), DEL, C1, and the invisible or reordering code points:
-# bidi embeddings/overrides/isolates, zero-width space/joiners, word joiner, BOM, line and
-# paragraph separators (a terminal may treat them as line breaks).
-_INVISIBLE = "\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff"
+# C0 (except what the caller keeps), DEL, C1, and every code point Unicode calls a format
+# character (Cf: bidi marks, embeddings, overrides and isolates, zero-width space and
+# joiners, the soft hyphen, the Arabic letter mark, invisible operators, the tag characters
+# that can spell hidden text), the line and paragraph separators (a terminal may break a
+# line there) and lone surrogates (a file name that is not UTF-8). Python 3.11's Unicode 14
+# tables give these ranges; tests/foundation/test_inert.py checks them against
+# `unicodedata` code point by code point.
+_INVISIBLE = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200f"
+    "\u2028-\u202e\u2060-\u2064\u2066-\u206f\ud800-\udfff\ufeff\ufff9-\ufffb"
+    "\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0001\U000e0020-\U000e007f"
+)
 _UNSAFE_ALL = re.compile(f"[\x00-\x1f\x7f-\x9f{_INVISIBLE}]")
 _UNSAFE_KEEP_NL = re.compile(f"[\x00-\x09\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
 _UNSAFE_KEEP_NL_TAB = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
+
+# Spaces other than U+0020 (no-break, en, em, ideographic...): in a command for approval
+# one looks like the space that separates two words and is not one.
+_ODD_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -30,7 +43,9 @@ def _escape(match: re.Match[str]) -> str:
     if named is not None:
         return named
     code = ord(char)
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def inert_line(text: str) -> str:
@@ -63,12 +78,20 @@ def has_controls(text: str) -> bool:
 
 
 COMMAND_WARNING = (
-    "warning: this command contains control or invisible characters (shown as escapes above); "
-    "they can make a terminal show something other than what runs"
+    "warning: this command contains control or invisible characters or unusual spaces (shown as "
+    "escapes above); they can make a terminal show something other than what runs"
 )
 """The line shown under a command for approval when `command_warning` finds something."""
 
 
+def inert_command(command: str) -> str:
+    """A command for approval: `inert_text`, and every space other than U+0020 shown as an
+    escape too (a no-break space reads as a word break and is not one)."""
+    return _ODD_SPACES.sub(_escape, inert_text(command, keep_tabs=False))
+
+
 def command_warning(command: str) -> str:
-    """`COMMAND_WARNING` when a command holds control characters other than newline and tab, else ""."""
-    return COMMAND_WARNING if inert_text(command) != command else ""
+    """`COMMAND_WARNING` when a command holds a control character other than newline and tab,
+    an invisible character or an unusual space, else ""."""
+    hidden = inert_text(command) != command or _ODD_SPACES.search(command) is not None
+    return COMMAND_WARNING if hidden else ""

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any, TextIO
 
 from frogdesk.engine.types import ContentDelta, ReasoningDelta
-from frogdesk.inert import command_warning, inert_text
+from frogdesk.inert import command_warning, inert_command, inert_text
 from frogdesk.leaf.events import (
     LoopEvent,
     Notice,
@@ -92,7 +92,7 @@ def approval_question(command: str) -> str:
     Each line of the command is indented on its own line; a command with control characters
     gets a warning, so a line that would have redrawn itself cannot pass for another.
     """
-    shown = inert_text(command, keep_tabs=False).replace("\n", "\n  ")
+    shown = inert_command(command).replace("\n", "\n  ")
     warning = command_warning(command)
     return (
         f"frogdesk: run without a sandbox?\n  {shown}\n"

@@ -115,9 +115,9 @@ def review_main(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2, ensure_ascii=True))
         return 0
     if not loaded.diff.files:
-        print(f"session {loaded.record.id}: no changes")
+        print(inert_line(f"session {loaded.record.id}: no changes"))
         return 0
-    print(f"session {loaded.record.id}: {len(loaded.diff.files)} file(s) changed")
+    print(inert_line(f"session {loaded.record.id}: {len(loaded.diff.files)} file(s) changed"))
     for change in loaded.diff.files:
         moved = f" (from {change.old_path})" if change.status == "renamed" else ""
         print(inert_line(f"{change.status:<10} {change.path}{moved}"))

@@ -118,7 +118,8 @@ def list_main(args: argparse.Namespace) -> int:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
         task = inert_line(r.task.replace("\n", " "))
         task = task if len(task) <= 50 else task[:49] + "…"
-        sys.stdout.write(f"{r.id}  {when}  {status_words(r):<24} {r.n_steps:>4} steps  {task}\n")
+        line = f"{r.id}  {when}  {status_words(r):<24} {r.n_steps:>4} steps  "
+        sys.stdout.write(inert_line(line) + task + "\n")
     for d in damaged:
         sys.stdout.write(inert_line(f"{d.id}  damaged: {d.path.name}: {d.reason}") + "\n")
         sys.stdout.write(inert_line(f"  {d.way_forward()}") + "\n")
@@ -222,7 +223,8 @@ def send_back_main(args: argparse.Namespace) -> int:
     def opener(printer: ProgressPrinter) -> CoreSession:
         sent, session = workbench.sent_back(args.id, args.comment, ask_on_tty)
         if sent.reverted:
-            printer.write(f"reverted in the worktree: {', '.join(sent.reverted)}")
+            names = ", ".join(inert_line(path) for path in sent.reverted)
+            printer.write(f"reverted in the worktree: {names}")
         printer.write("told the model:\n  " + sent.message.replace("\n", "\n  "))
         return session
 

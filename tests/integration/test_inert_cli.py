@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk import cli
+from frogdesk.paths import AppPaths
 from tests.support.hub_server import PREFIX, REPO, RunningHub
 from tests.support.scripted import call, git, write_script
 
@@ -151,3 +152,39 @@ def test_positive_control_the_same_text_printed_plainly_is_raw(
     out, _ = capsys.readouterr()
     with pytest.raises(AssertionError):
         _assert_inert(out, "notes")
+
+
+def test_a_tampered_session_record_and_debug_tracebacks_print_inertly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record on disk is outside text too, and so is an exception's message under --debug."""
+    repo = _repo(tmp_path)
+    script = write_script(tmp_path / "s.jsonl", ["Done.\n</think>\n\nok"])
+    code, text = _run(capsys, "run", "t", "--repo", str(repo), "--script", str(script))
+    assert code == 0, text
+    code, out = _run(capsys, "sessions", "list", "--json")
+    session_id = json.loads(out)[0]["id"]
+    record = AppPaths.default().sessions_dir / session_id / "session.json"
+    data = json.loads(record.read_text(encoding="utf-8"))
+    data["exit_reason"] = f"odd{OSC_TITLE}{CLEAR}"
+    record.write_text(json.dumps(data), encoding="utf-8")
+    code, text = _run(capsys, "sessions", "list")
+    assert code == 0
+    _assert_inert(text, "odd\\x1b]0;owned\\x07\\x1b[2J")
+
+    missing = f"{tmp_path}/gone{OSC_TITLE}"
+    code, text = _run(capsys, "--debug", "run", "t", "--repo", missing, "--script", str(script))
+    assert code != 0
+    assert "Traceback (most recent call last)" in text and "does not exist" in text
+    _assert_inert(text, "gone\\x1b]0;owned\\x07")
+
+
+def test_an_unexpected_exception_is_reported_inertly(capsys: pytest.CaptureFixture[str]) -> None:
+    """A bug keeps its traceback, with the message's controls shown."""
+    try:
+        raise ValueError(f"name{OSC_CLIPBOARD}")
+    except ValueError as exc:
+        cli._print_bug(ValueError, exc, exc.__traceback__)
+    _, err = capsys.readouterr()
+    assert "Traceback (most recent call last)" in err and "ValueError" in err
+    _assert_inert(err, "name\\x1b]52;c;cHduZWQ=\\x07")

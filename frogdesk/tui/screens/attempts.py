@@ -19,6 +19,7 @@ from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
 from frogdesk.attempts.service import MAX_ATTEMPTS
 from frogdesk.core.ports import ApproveCommand, Workbench
+from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted
 from frogdesk.tui.bindings import attempts_bindings
 from frogdesk.tui.messages import WorkFailed
@@ -59,7 +60,7 @@ class AttemptsSetupScreen(ModalScreen[AttemptsRequest | None]):
             yield Label("Attempts at this task", classes="dialog-title")
             yield Input(str(self.n), id="attempts-n", type="integer")
             note = f"check (detected: {self.found})" if self.found else "check (none detected)"
-            yield Label(Text(note))
+            yield Label(Text(inert_line(note)))
             yield Input(self.check, id="attempts-check", placeholder="empty: compare only")
             yield Label("", id="attempts-error")
             with Horizontal(classes="dialog-buttons"):
@@ -121,9 +122,10 @@ class AttemptDiffScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """The title and the patch, scrollable."""
         with Vertical(classes="dialog attempt-diff"):
-            yield Label(Text(self.title_text), classes="dialog-title")
+            yield Label(Text(inert_line(self.title_text)), classes="dialog-title")
             with VerticalScroll():
-                yield Static(Text(self.patch or "(no changes)"), id="attempt-patch")
+                patch = inert_text(self.patch) if self.patch else "(no changes)"
+                yield Static(Text(patch), id="attempt-patch")
 
     def action_close(self) -> None:
         """Back to the attempts."""
@@ -133,7 +135,7 @@ class AttemptDiffScreen(ModalScreen[None]):
 def card_text(attempt: AttemptResult, place: str, ranked: bool) -> Text:
     """One attempt's card: check, changes, steps, tokens, time and the final message."""
     text = Text()
-    text.append(f"{place}  {attempt.session_id or '(not started)'}\n", style="bold")
+    text.append(f"{place}  {inert_line(attempt.session_id or '(not started)')}\n", style="bold")
     check = attempt.check
     if check is None:
         text.append("no check\n" if not ranked else "check did not run\n", style="dim")
@@ -142,16 +144,18 @@ def card_text(attempt: AttemptResult, place: str, ranked: bool) -> Text:
     else:
         text.append(f"check failed ({check.exit_code}) in {check.seconds:.1f}s\n", style="red")
     if check is not None and check.summary:
-        text.append(f"  {check.summary}\n")
-    text.append(f"ended: {attempt.exit_reason}\n")
+        text.append(f"  {inert_line(check.summary)}\n")
+    text.append(f"ended: {inert_line(attempt.exit_reason)}\n")
     if attempt.error:
-        text.append(f"  {attempt.error}\n", style="red")
+        text.append(f"  {inert_line(attempt.error)}\n", style="red")
     text.append(
         f"{len(attempt.files_changed)} files, +{attempt.lines_added} -{attempt.lines_removed}\n"
     )
     text.append(f"{attempt.n_steps} steps, {attempt.tokens} tokens, {attempt.seconds:.1f}s\n")
     text.append(f"seed {attempt.seed}\n\n", style="dim")
-    text.append(attempt.final_message or "(no final message)")
+    text.append(
+        inert_text(attempt.final_message) if attempt.final_message else "(no final message)"
+    )
     return text
 
 
@@ -177,7 +181,8 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
 
     def compose(self) -> ComposeResult:
         """A header line and one card per attempt."""
-        yield Static(Text(f"{self.request.n} attempts: {self.task_text}"), id="attempts-header")
+        header = f"{self.request.n} attempts: {inert_line(self.task_text)}"
+        yield Static(Text(header), id="attempts-header")
         with Horizontal(id="attempts-cards"):
             for index in range(self.request.n):
                 yield Static(Text(self.progress[index]), classes="attempt-card", id=f"card-{index}")
@@ -233,7 +238,7 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
     def on_work_failed(self, message: WorkFailed) -> None:
         """Say what broke."""
         self.query_one("#attempts-footer", Static).update(
-            Text(f"Error while {message.what}: {message.error}", style="red")
+            Text(inert_line(f"Error while {message.what}: {message.error}"), style="red")
         )
 
     def on_attempts_finished(self, message: AttemptsFinished) -> None:
@@ -241,7 +246,8 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
         self.outcome = outcome = message.outcome
         self.patches = message.patches
         if outcome.ranked:
-            head = f"check: {outcome.check_command} ({outcome.check_source})\nranked: {RANKING}"
+            check = inert_line(f"{outcome.check_command} ({outcome.check_source})")
+            head = f"check: {check}\nranked: {RANKING}"
         else:
             head = "No check command: compare the attempts yourself; they are not ranked."
         self.query_one("#attempts-header", Static).update(Text(head))
@@ -260,7 +266,7 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
         others = "kept" if self.keep_others else "discarded"
         self.query_one("#attempts-footer", Static).update(
             Text(
-                f"selected: {self.outcome.attempts[self.selected].session_id}; "
+                f"selected: {inert_line(self.outcome.attempts[self.selected].session_id)}; "
                 f"the others will be {others} (k toggles); Enter reviews it, d shows its diff"
             )
         )

@@ -7,6 +7,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
@@ -25,7 +26,9 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """A title and one line per key."""
         with VerticalScroll(classes="dialog help"):
-            yield Label("Keys (remap them under [keys] in config.toml)", classes="dialog-title")
+            yield Label(
+                Content("Keys (remap them under [keys] in config.toml)"), classes="dialog-title"
+            )
             width = max((len(key) for key, _ in self.rows), default=4)
             text = "\n".join(f"{key:<{width}}  {what}" for key, what in self.rows)
             yield Static(text, markup=False, classes="help-keys")

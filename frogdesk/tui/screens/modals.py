@@ -7,10 +7,11 @@ from typing import ClassVar, Literal
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from frogdesk.inert import command_warning
+from frogdesk.inert import command_warning, inert_command
 from frogdesk.tui.untrusted import plain_block
 
 StopAnswer = Literal["continue", "guidance", "end"]
@@ -31,9 +32,9 @@ class StopChoiceScreen(ModalScreen[tuple[StopAnswer, str]]):
             yield Label("Stopped. What next?", classes="dialog-title")
             yield Input(placeholder="more guidance for the model (Enter sends)", id="guidance")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Continue [c]", id="continue", variant="primary")
-                yield Button("Send guidance [g]", id="guidance-button")
-                yield Button("End [e]", id="end", variant="error")
+                yield Button(Content("Continue [c]"), id="continue", variant="primary")
+                yield Button(Content("Send guidance [g]"), id="guidance-button")
+                yield Button(Content("End [e]"), id="end", variant="error")
 
     def on_mount(self) -> None:
         """Focus the buttons so the single keys work."""
@@ -81,13 +82,13 @@ class ApproveCommandScreen(ModalScreen[bool]):
         """The command and two buttons."""
         with Vertical(classes="dialog"):
             yield Label("Run this command without a sandbox?", classes="dialog-title")
-            yield Static(plain_block(self.command), classes="dialog-command")
+            yield Static(Content(inert_command(self.command)), classes="dialog-command")
             warning = command_warning(self.command)
             if warning:
                 yield Static(warning, classes="dialog-warning", markup=False)
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Run [y]", id="yes", variant="warning")
-                yield Button("Refuse [n]", id="no", variant="primary")
+                yield Button(Content("Run [y]"), id="yes", variant="warning")
+                yield Button(Content("Refuse [n]"), id="no", variant="primary")
 
     def action_answer(self, answer: bool) -> None:
         """Dismiss with the answer."""
@@ -113,10 +114,10 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         """The question and two buttons."""
         with Vertical(classes="dialog"):
-            yield Label(self.question, classes="dialog-title")
+            yield Label(plain_block(self.question), classes="dialog-title")
             with Horizontal(classes="dialog-buttons"):
-                yield Button("Yes [y]", id="yes", variant="warning")
-                yield Button("No [n]", id="no", variant="primary")
+                yield Button(Content("Yes [y]"), id="yes", variant="warning")
+                yield Button(Content("No [n]"), id="no", variant="primary")
 
     def action_answer(self, answer: bool) -> None:
         """Dismiss with the answer."""

@@ -51,6 +51,25 @@ class ReviewDone(Message):
     conflicts: dict[str, str]
 
 
+UNEDITABLE_HUNK = (
+    "This hunk holds bytes that are not UTF-8 text, or control characters an editor would "
+    "obey or hide; approve or reject it as it is, and edit the file after applying."
+)
+
+
+def editable_text(new_side: bytes) -> str | None:
+    """The new side of a hunk as text for the editor, or None when the editor could not show
+    it faithfully: bytes that are not UTF-8 (decoding would replace them, and saving would
+    write the replacements) or control characters other than line ends and tabs (a text
+    area draws them raw)."""
+    try:
+        text = new_side.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    plain = text.replace("\r\n", "\n")
+    return text if inert_text(plain) == plain else None
+
+
 class EditHunkScreen(ModalScreen[str | None]):
     """Edit a hunk's new side; Ctrl+S keeps it (and approves the hunk), Escape drops it."""
 
@@ -291,7 +310,10 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             return
         start = self.decisions.edits.get(view.hunk.id)
         if start is None:
-            start = b"".join(view.hunk.new_lines).decode("utf-8", "replace")
+            start = editable_text(b"".join(view.hunk.new_lines))
+        if start is None:
+            self.notify(UNEDITABLE_HUNK, severity="warning", markup=False)
+            return
 
         def keep(text: str | None) -> None:
             if text is None or self.diff is None:

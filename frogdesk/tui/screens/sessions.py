@@ -16,6 +16,7 @@ from textual.widgets import DataTable, Label
 
 from frogdesk.core.ports import SessionSummary, Workbench
 from frogdesk.core.status import status_words
+from frogdesk.inert import inert_line
 from frogdesk.tui.screens.modals import ConfirmScreen
 from frogdesk.tui.untrusted import plain_cell
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
@@ -70,7 +71,7 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
             task = record.task if len(record.task) <= 50 else record.task[:49] + "…"
             table.add_row(
                 plain_cell(record.id),
-                status_words(record),
+                plain_cell(status_words(record)),
                 plain_cell(task),
                 str(record.n_steps),
                 str(summary.changed_files),
@@ -104,7 +105,7 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
         chosen = self._chosen()
         if chosen is None or chosen.record.status == "discarded":
             return
-        question = f"Discard session {chosen.record.id} and remove its worktree ({chosen.changed_files} files changed)?"
+        question = f"Discard session {inert_line(chosen.record.id)} and remove its worktree ({chosen.changed_files} files changed)?"
 
         def answer(yes: bool | None) -> None:
             if yes:

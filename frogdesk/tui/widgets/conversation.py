@@ -81,7 +81,9 @@ class Conversation(VerticalScroll):
     def _markdown_parser(self) -> MarkdownIt:
         """One parser for every streamed append (building one per frame is wasted work)."""
         if self._parser is None:
-            self._parser = MarkdownIt("gfm-like")
+            # Character references stay as typed: `&#x202e;` decoded would put a real
+            # right-to-left override on screen after inert_text had let the text pass.
+            self._parser = MarkdownIt("gfm-like").disable("entity")
         return self._parser
 
     def _end_segment(self) -> None:
