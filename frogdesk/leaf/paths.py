@@ -51,6 +51,11 @@ def resolve(workdir: Path, raw: str) -> ResolvedPath:
     return ResolvedPath(Path(lexical), display)
 
 
-def in_git_dir(resolved: ResolvedPath) -> bool:
-    """True for the worktree's `.git` entry or anything below it."""
-    return resolved.display == ".git" or resolved.display.startswith(".git/")
+def in_git_dir(workdir: Path, resolved: ResolvedPath) -> bool:
+    """True for a `.git` entry (any case, at any depth) or anything below one, by the name
+    the model gave or by where its symlinks lead: `notes.txt -> .git` is the worktree's
+    `.git` file too, and writing it would point the worktree at another repository."""
+    real_root = os.path.realpath(workdir)
+    real = os.path.relpath(os.path.realpath(resolved.path), real_root)
+    names = (*PurePosixPath(resolved.display).parts, *Path(real).parts)
+    return any(name.lower() == ".git" for name in names)

@@ -79,7 +79,7 @@ def _optional_int(args: Mapping[str, Any], key: str) -> int | None:
 
 def _writable(workdir: Path, raw: str) -> ResolvedPath:
     target = resolve(workdir, raw)
-    if in_git_dir(target):
+    if in_git_dir(workdir, target):
         raise OutsideWorkdirError(f"{raw} is inside .git, which tools may not modify")
     return target
 

@@ -19,11 +19,14 @@ def commit_paths(repo_root: Path, paths: Sequence[str], message: str) -> str:
     """
     head_proc = run_git(repo_root, ["rev-parse", "--verify", "-q", "HEAD"], ok_codes=(0, 1))
     head = head_proc.stdout.decode().strip() if head_proc.returncode == 0 else ""
+    # Names the sandbox chose: `*` or `:(glob)...` read as pathspecs would reach the user's
+    # other files (their unfinished edits committed, their staged versions reset).
+    specs = [f":(literal){p}" for p in paths]
     with tempfile.TemporaryDirectory(prefix="frogdesk-commit-") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         if head:
             git_out(repo_root, ["read-tree", head], env=env)
-        git_out(repo_root, ["add", "-A", "--", *paths], env=env, neutral=False)
+        git_out(repo_root, ["add", "-A", "--", *specs], env=env, neutral=False)
         tree = git_out(repo_root, ["write-tree"], env=env).decode().strip()
     parents = ["-p", head] if head else []
     commit = git_out(repo_root, ["commit-tree", tree, *parents, "-m", message]).decode().strip()
@@ -33,7 +36,7 @@ def commit_paths(repo_root: Path, paths: Sequence[str], message: str) -> str:
     git_out(repo_root, update)
     # The commit exists either way; a stale index entry would only show in `git status`.
     with contextlib.suppress(GitError):
-        git_out(repo_root, ["reset", "-q", "--", *paths])
+        git_out(repo_root, ["reset", "-q", "--", *specs])
     return commit
 
 

@@ -60,7 +60,7 @@ class Journal:
 
     def to_json(self) -> str:
         """Serialize as JSON."""
-        return json.dumps(asdict(self), indent=1, ensure_ascii=False)
+        return json.dumps(asdict(self), indent=1)  # ASCII: a name that is not UTF-8 keeps its bytes
 
     @classmethod
     def from_json(cls, text: str) -> Journal:

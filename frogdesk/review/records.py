@@ -44,7 +44,7 @@ class ApplyRecord:
 
     def to_json(self) -> str:
         """Serialize as JSON."""
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
+        return json.dumps(asdict(self), indent=2)  # ASCII: a name that is not UTF-8 keeps its bytes
 
     @classmethod
     def from_json(cls, text: str) -> ApplyRecord:

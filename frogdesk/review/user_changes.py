@@ -30,6 +30,6 @@ def record_user_changes(session_dir: Path, paths: Iterable[str]) -> set[str]:
         return known
     merged = known | new
     session_dir.mkdir(parents=True, exist_ok=True)
-    text = json.dumps({"paths": sorted(merged)}, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps({"paths": sorted(merged)}, indent=2) + "\n"  # ASCII: any name round-trips
     atomic_write_text(session_dir / USER_CHANGES_FILE, text)
     return merged

@@ -187,7 +187,11 @@ def readable_roots(hidden: Sequence[Path], top: Path = Path("/")) -> list[Path]:
                         entries = [Path(e.path) for e in os.scandir(current)]
                     except OSError:
                         entries = []
-                    roots.update(e for e in entries if e != step)
+                    # A rule made on a link is a rule on what it names: a link beside a
+                    # hidden folder (linked-home -> home) would hand the folder back. The
+                    # link is left out; whatever it names outside the hidden folders is
+                    # readable through its own root.
+                    roots.update(e for e in entries if e != step and not e.is_symlink())
                     current = step
     return sorted(roots)
 

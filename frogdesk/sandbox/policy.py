@@ -174,7 +174,9 @@ def _views(
 def hidden_folders(user_home: Path, environ: Mapping[str, str]) -> list[Path]:
     """The folders a command may not see: the user's home and where the host keeps sockets."""
     hidden: list[Path] = []
-    candidates = [user_home, *map(Path, SOCKET_FOLDERS)]
+    # The home is hidden where it really is: a home that is a link (/home/alice -> /data/alice)
+    # would otherwise be skipped below with the socket folders' links, and stay readable.
+    candidates = [user_home.resolve(), *map(Path, SOCKET_FOLDERS)]
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     if runtime and Path(runtime).is_absolute():
         candidates.append(Path(runtime))
@@ -237,7 +239,7 @@ def build_policy(
     objects = ObjectRoute(private=private / "objects", git_dir=paths.common_dir)
     objects.prepare()
     views, warnings = _views(worktree, visible_ignored)
-    user_home = Path(user_home) if user_home is not None else Path.home()
+    user_home = (Path(user_home) if user_home is not None else Path.home()).resolve()
     environ = os.environ if environ is None else environ
     toolchains, masked = home_view(user_home, home_toolchains)
     return SandboxPolicy(
@@ -276,7 +278,7 @@ def folder_policy(
     for path in (work, home, tmp):
         path.mkdir(parents=True, exist_ok=True)
     environ = os.environ if environ is None else environ
-    user_home = Path(user_home) if user_home is not None else Path.home()
+    user_home = (Path(user_home) if user_home is not None else Path.home()).resolve()
     toolchains, masked = home_view(user_home)
     return SandboxPolicy(
         workdir_root=work,

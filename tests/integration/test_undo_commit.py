@@ -142,3 +142,36 @@ def test_the_apply_record_keeps_the_index_entries_it_replaced(tmp_path: Path) ->
     assert (mode, stage) == ("100644", "0") and sha == git(
         repo, "rev-parse", "HEAD~1:calc.py"
     ).strip()
+
+
+def _apply_a_new_file(tmp_path: Path, name: str) -> tuple[Path, dict[str, str], str]:
+    """The sandbox adds one file called `name`; it alone is applied with --commit, then undone.
+    The repository, its state before, and the names the commit touched."""
+    root = tmp_path / name.replace("*", "star").replace(":", "colon")
+    root.mkdir()
+    repo = make_repo(root)
+    before = state(repo)
+    worktree = create_worktree(repo, root / "worktrees", "s1")
+    (worktree.path / name).write_text("from the model\n", encoding="utf-8")
+    diff = compute_diff(worktree.path, worktree.base_commit)
+    session_dir = root / "sessions" / "s1"
+    result = apply_hunks(
+        repo, worktree.path, diff, diff.hunk_ids(), session_dir=session_dir, session_id="s1",
+        commit_message="Add a file",
+    )  # fmt: skip
+    assert result.commit
+    touched = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    found = latest_record(root / "sessions", "s1")
+    assert found is not None
+    assert undo_apply(*found).ok
+    return repo, before, " ".join(touched)
+
+
+def test_a_file_name_is_never_a_pathspec_when_committing(tmp_path: Path) -> None:
+    """A file named `*` committed only itself: the user's unfinished and staged edits stay
+    out of the commit, and undo gives back the index exactly (`*` as a pathspec matched
+    every file: notes.txt was committed and staged.txt's staged version lost)."""
+    for name in ("new.txt", "*", ":(glob)**"):
+        repo, before, touched = _apply_a_new_file(tmp_path, name)
+        assert touched == name, name  # new.txt is the control: the same path, a plain name
+        assert state(repo) == before, name

@@ -98,3 +98,25 @@ def test_glob_survives_a_symlink_loop(runner: ToolRunner, workdir: Path) -> None
     out = runner.run(ToolCall("Glob", {"pattern": "**/mod.py"})).observation.split("\n")
     assert "pkg/mod.py" in out
     assert len(out) < 50
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit"])
+def test_git_dir_is_not_writable_through_a_link_or_another_case(
+    runner: ToolRunner, workdir: Path, tool: str
+) -> None:
+    """`ln -s .git notes.txt` (one Bash call away) and `.GIT` name the same file: refused.
+    The control: the same write through a link to an ordinary file goes through."""
+    (workdir / ".git").write_text("gitdir: /the/real/admin/dir\n", encoding="utf-8")
+    (workdir / "plain.txt").write_text("gitdir: plain\n", encoding="utf-8")
+    os.symlink(".git", workdir / "notes.txt")
+    os.symlink("plain.txt", workdir / "other.txt")
+    (workdir / "sub").mkdir()
+    args = {"content": "gitdir: /nowhere\n", "old_string": "gitdir:", "new_string": "gitdir: /x"}
+    for raw in ("notes.txt", "sub/.GIT", "sub/../notes.txt"):
+        out = runner.run(ToolCall(tool, {"file_path": raw, **args})).observation
+        assert out == f"OutsideWorkdirError: {raw} is inside .git, which tools may not modify"
+    assert (workdir / ".git").read_text(encoding="utf-8") == "gitdir: /the/real/admin/dir\n"
+    assert not (workdir / "sub" / ".GIT").exists()
+    out = runner.run(ToolCall(tool, {"file_path": "other.txt", **args})).observation
+    assert not out.startswith("OutsideWorkdirError"), out
+    assert (workdir / "plain.txt").read_text(encoding="utf-8") != "gitdir: plain\n"

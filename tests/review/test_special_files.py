@@ -92,3 +92,29 @@ def test_binary_changed_by_both_conflicts(special_repo: Path, make_session: Make
     result = apply_hunks(special_repo, wt.path, diff, diff.hunk_ids())
     assert not result.applied and "binary" in result.report()
     assert (special_repo / "bin.dat").read_bytes() == b"\0user"
+
+
+def test_a_name_that_is_not_utf8_applies_and_undoes(
+    special_repo: Path, make_session: MakeSession, tmp_path: Path
+) -> None:
+    """Bash in the sandbox can make any byte string a file name; apply records it exactly
+    (the journal and record are ASCII JSON) and undo takes it back. The control: a plain
+    name beside it goes the same way."""
+    from frogdesk.review.records import load_records
+    from frogdesk.review.undo import undo_apply
+
+    wt = make_session(special_repo)
+    odd = os.fsdecode(b"caf\xe9-\xff.txt")
+    (wt.path / odd).write_bytes(b"data\n")
+    (wt.path / "plain.txt").write_bytes(b"plain\n")
+    diff = compute_diff(wt.path, wt.base_commit)
+    assert {c.path for c in diff.files} == {odd, "plain.txt"}
+    session_dir = tmp_path / "session"
+    result = apply_hunks(
+        special_repo, wt.path, diff, diff.hunk_ids(), session_dir=session_dir, session_id="s"
+    )
+    assert result.applied, result.report()
+    assert (special_repo / odd).read_bytes() == b"data\n"
+    undone = undo_apply(session_dir, load_records(session_dir)[-1])
+    assert undone.ok, undone.report()
+    assert not (special_repo / odd).exists() and not (special_repo / "plain.txt").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.server
 import os
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -286,3 +287,33 @@ def test_landlock_warns_when_it_cannot_show_an_ignored_dir(
     )
     assert any(".venv cannot be shown under Landlock" in w for w in chosen.warnings)
     assert not (worktree.path / ".venv").is_symlink()
+
+
+def test_a_home_that_is_a_link_is_hidden_too(
+    request: pytest.FixtureRequest,
+    worktree: Worktree,
+    user_home: Path,
+    outside_dir: Path,
+) -> None:
+    """/home/alice -> /data/alice: the link and the folder it names are both out of sight."""
+    linked = outside_dir / "linked-home"
+    linked.symlink_to(user_home)
+    secret = (
+        "cat '{home}/.ssh/id_ed25519'; cat '{home}/notes.txt'; cat '{home}/.cargo/credentials.toml'"
+    )
+    for level in LEVELS:
+        reason = _skip_reason(level)
+        if reason:
+            continue
+        choice = choose_shell(level, worktree=worktree, user_home=linked)
+        for home in (linked, user_home):
+            code, out = run(choice, worktree, secret.format(home=home))
+            assert "SECRET-KEY-MATERIAL" not in out, (level, home, out)
+            assert "ordinary notes" not in out and "SECRET-CARGO-TOKEN" not in out, (level, out)
+        code, out = run(choice, worktree, f"cat '{linked}/.cargo/bin/tool' && echo ok > made.txt")
+        assert code == 0 and "toolchain file" in out, (level, out)  # the sandbox still works
+    # The control: outside a sandbox the same command reads the key through the link.
+    plain = subprocess.run(
+        ["bash", "-c", secret.format(home=linked)], capture_output=True, text=True, check=False
+    )
+    assert "SECRET-KEY-MATERIAL" in plain.stdout
