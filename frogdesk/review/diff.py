@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +20,8 @@ from frogdesk.review.model import (
     SessionDiff,
     hunk_id,
 )
+from frogdesk.sandbox.gitrun import GitPaths
+from frogdesk.sandbox.wtrecord import recorded_paths
 
 GITLINK_MODE = "160000"
 _HUNK_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
@@ -34,32 +38,74 @@ class _RawEntry:
     new_path: str
 
 
+def review_paths(worktree: Path) -> GitPaths:
+    """The paths the review's git runs with: the worktree's files, and the user's git dir as
+    GIT_DIR, so no file in the worktree's admin folder is read (config.worktree there is
+    writable from inside a Landlock sandbox: swapped between FrogDesk's check and git's
+    read, it could define a filter git would run). TamperedWorktree if the worktree's git
+    metadata no longer matches its record.
+    """
+    recorded = recorded_paths(worktree)
+    if recorded is not None:
+        common = recorded.common_dir
+    else:  # a repository of the user's own
+        out = git_out(worktree, ["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        common = Path(out.decode().strip())
+    return GitPaths(work_tree=worktree.absolute(), git_dir=common, common_dir=common)
+
+
 def snapshot_tree(worktree: Path) -> str:
     """Write the worktree's current files (untracked, not ignored, included) as a tree object.
 
     A temporary index is used, so neither the worktree's nor the user's index changes.
     """
-    git_dir = Path(git_out(worktree, ["rev-parse", "--absolute-git-dir"]).decode().strip())
+    paths = review_paths(worktree)
+    # The worktree's own index is in its admin folder (the user's, for a plain repository).
+    own = recorded_paths(worktree)
+    own_index = (own.git_dir if own is not None else paths.common_dir) / "index"
     with tempfile.TemporaryDirectory(prefix="frogdesk-review-") as tmp:
         index = Path(tmp) / "index"
-        if (git_dir / "index").is_file():
+        if own_index.is_file():
             # A speed-up (stat data saves rehashing); copy2 keeps the mtime git needs for racy entries.
-            shutil.copy2(git_dir / "index", index)
+            shutil.copy2(own_index, index)
         env = {"GIT_INDEX_FILE": str(index)}
-        git_out(worktree, ["add", "-A", "--", "."], env=env)
-        return git_out(worktree, ["write-tree"], env=env).decode().strip()
+        git_out(paths, ["add", "-A", "--", "."], env=env)
+        return git_out(paths, ["write-tree"], env=env).decode().strip()
+
+
+@contextlib.contextmanager
+def trusted_attributes(
+    worktree: Path, base_commit: str
+) -> Iterator[tuple[GitPaths, dict[str, str]]]:
+    """Where to run a diff so that git reads attributes from the base commit alone.
+
+    A `.gitattributes` the sandbox wrote (`app.py -diff`, itself hidden by a `.gitignore`)
+    would show an added line as "binary" and let it be approved unseen. The diff runs over
+    an empty folder as its work tree and an index read from the base commit, and git falls
+    back to that index for every `.gitattributes`: the user's committed ones still count.
+    """
+    common = review_paths(worktree).common_dir
+    with tempfile.TemporaryDirectory(prefix="frogdesk-attributes-") as tmp:
+        empty = Path(tmp) / "work"
+        empty.mkdir()
+        paths = GitPaths(work_tree=empty, git_dir=common, common_dir=common)
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git_out(paths, ["read-tree", base_commit], env=env)
+        yield paths, env
 
 
 def compute_diff(worktree: Path, base_commit: str, context: int = 3) -> SessionDiff:
     """The diff of the worktree against base_commit, parsed into files and hunks."""
     tree = snapshot_tree(worktree)
-    out = git_out(
-        worktree,
-        [
-            "diff-tree", "-r", "-z", "-M", "--raw", "-p", "--full-index", "--no-textconv",
-            "--no-ext-diff", f"-U{context}", base_commit, tree,
-        ],
-    )  # fmt: skip
+    with trusted_attributes(worktree, base_commit) as (paths, env):
+        out = git_out(
+            paths,
+            [
+                "diff-tree", "-r", "-z", "-M", "--raw", "-p", "--full-index", "--no-textconv",
+                "--no-ext-diff", f"-U{context}", base_commit, tree,
+            ],
+            env=env,
+        )  # fmt: skip
     entries, patch = _split_raw(out)
     sections = _split_sections(patch)
     files: list[FileChange] = []
@@ -81,10 +127,11 @@ def patch_text(worktree: Path, base_commit: str) -> tuple[str, list[str]]:
     """
     tree = snapshot_tree(worktree)
     options = ["--no-color", "--no-ext-diff", "--no-textconv"]
-    patch = git_out(worktree, ["diff", "--binary", *options, base_commit, tree])
-    names = git_out(worktree, ["diff", "--name-only", "-z", *options, base_commit, tree])
-    paths = [n.decode("utf-8", "surrogateescape") for n in names.split(b"\0") if n]
-    return patch.decode("utf-8", "replace"), paths
+    with trusted_attributes(worktree, base_commit) as (paths, env):
+        patch = git_out(paths, ["diff", "--binary", *options, base_commit, tree], env=env)
+        names = git_out(paths, ["diff", "--name-only", "-z", *options, base_commit, tree], env=env)
+    found = [n.decode("utf-8", "surrogateescape") for n in names.split(b"\0") if n]
+    return patch.decode("utf-8", "replace"), found
 
 
 def _split_raw(out: bytes) -> tuple[list[_RawEntry], bytes]:

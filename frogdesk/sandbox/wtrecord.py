@@ -94,9 +94,8 @@ def write_record(wt: Worktree) -> None:
         "common_dir": str(wt.common_dir),
         "worktree_config": wt.worktree_config,
     }
-    atomic_write_text(
-        sidecar_of(wt.path), json.dumps(data, indent=2)
-    )  # ASCII: any path round-trips
+    # ASCII JSON: a path that is not UTF-8 round-trips as an escape.
+    atomic_write_text(sidecar_of(wt.path), json.dumps(data, indent=2))
 
 
 def _legacy_dirs(path: Path, repo_root: Path) -> tuple[Path, Path] | None:

