@@ -171,8 +171,13 @@ def _views(
     return views, warnings
 
 
-def hidden_folders(user_home: Path, environ: Mapping[str, str]) -> list[Path]:
-    """The folders a command may not see: the user's home and where the host keeps sockets."""
+def hidden_folders(
+    user_home: Path, environ: Mapping[str, str], repo_root: Path | None = None
+) -> list[Path]:
+    """The folders a command may not see: the user's home, where the host keeps sockets,
+    and the user's repository (its ignored files, `.env` and the like, are not in the
+    snapshot; what the session needs of it, its git dir and shown folders, is mounted again).
+    """
     hidden: list[Path] = []
     # The home is hidden where it really is: a home that is a link (/home/alice -> /data/alice)
     # would otherwise be skipped below with the socket folders' links, and stay readable.
@@ -186,6 +191,10 @@ def hidden_folders(user_home: Path, environ: Mapping[str, str]) -> list[Path]:
         folder = folder.resolve()
         if folder not in hidden:
             hidden.append(folder)
+    if repo_root is not None:
+        repo = repo_root.resolve()
+        if repo != Path("/") and repo.is_dir() and not any(repo.is_relative_to(h) for h in hidden):
+            hidden.append(repo)
     return hidden
 
 
@@ -253,7 +262,7 @@ def build_policy(
         env={**sandbox_env(home, tmp, environ), **objects.env()},
         warnings=tuple(warnings),
         objects=objects,
-        hidden=tuple(hidden_folders(user_home, environ)),
+        hidden=tuple(hidden_folders(user_home, environ, worktree.repo_root)),
         toolchains=toolchains,
         pointers=tuple(p for p in paths.pointer_files() if p.is_file() and not p.is_symlink()),
         max_timeout=max_timeout,

@@ -1,6 +1,7 @@
 """A tiny subreaper that confines itself, runs one command, and takes every descendant with it.
 
-Run as `python -I -m frogdesk.sandbox.supervisor CONFIG_JSON`. Orphaned descendants
+Run as `python -I -m frogdesk.sandbox.supervisor --config-fd FD`, the configuration
+(JSON) readable on FD. Orphaned descendants
 (double forks, `setsid` daemons) are re-parented to it, so when the command ends, or when
 it is told to stop (SIGTERM, or its parent dies), it can find and kill all of them.
 """
@@ -78,13 +79,35 @@ def supervise(argv: Sequence[str], confinement: Confinement) -> int:
     return code
 
 
+def read_config(fd: int) -> dict[str, object]:
+    """The JSON configuration on `fd`, read to its end; the descriptor is closed."""
+    chunks: list[bytes] = []
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    config = json.loads(b"".join(chunks))
+    if not isinstance(config, dict):
+        raise ValueError("the configuration is not a JSON object")
+    return config
+
+
 def main(args: Sequence[str]) -> int:
-    """Entry point: one JSON argument {"argv": [...], "confinement": {...}}."""
-    if len(args) != 1:
-        print("usage: python -m frogdesk.sandbox.supervisor CONFIG_JSON", file=sys.stderr)
+    """Entry point: `--config-fd FD`, FD holding {"argv": [...], "confinement": {...}}."""
+    if len(args) != 2 or args[0] != "--config-fd" or not args[1].isdigit():
+        print("usage: python -m frogdesk.sandbox.supervisor --config-fd FD", file=sys.stderr)
         return 2
-    config = json.loads(args[0])
-    return supervise([str(a) for a in config["argv"]], Confinement.from_json(config["confinement"]))
+    try:
+        config = read_config(int(args[1]))
+        argv, confined = config["argv"], config["confinement"]
+        if not isinstance(argv, list) or not isinstance(confined, dict):
+            raise ValueError("argv or confinement has the wrong shape")
+        confinement = Confinement.from_json(confined)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        print(f"frogdesk sandbox: unreadable configuration: {exc}", file=sys.stderr)
+        return 125
+    return supervise([str(a) for a in argv], confinement)
 
 
 if __name__ == "__main__":

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import pytest
+
+from frogdesk.sandbox.confine import Confinement
 from frogdesk.sandbox.process import MAX_OUTPUT_BYTES, descendants, kill_tree, run_process_tree
+from frogdesk.sandbox.shells.base import data_fd, supervisor_launch
 
 
 def wait_gone(pid: int, seconds: float) -> bool:
@@ -59,3 +65,47 @@ def test_output_is_capped_and_exit_codes_from_signals(tmp_path: Path) -> None:
         ["/bin/bash", "-c", "kill -TERM $$"], cwd=tmp_path, env=env, timeout=60
     )
     assert killed.exit_code == 128 + 15
+
+
+def test_the_supervisor_takes_a_configuration_no_argument_could_hold(tmp_path: Path) -> None:
+    """A Landlock ruleset beside a hidden folder in a busy /tmp lists thousands of paths; the
+    configuration goes on an inherited descriptor. The control: the same configuration as
+    one argument is refused by the kernel (E2BIG)."""
+    many = tuple(
+        f"/var/tmp/pytest-of-someone/pytest-{i:06d}/a-rather-long-name" for i in range(5000)
+    )
+    confinement = Confinement(read=many)
+    launch = supervisor_launch("echo confined-ok", confinement, {"PATH": "/usr/bin:/bin"})
+    try:
+        result = run_process_tree(
+            launch.argv, cwd=tmp_path, env=launch.env, timeout=60, pass_fds=launch.pass_fds
+        )
+    finally:
+        for fd in launch.pass_fds:
+            os.close(fd)
+    assert result.exit_code == 0 and "confined-ok" in result.stdout, result
+    as_argument = json.dumps({"argv": ["/bin/true"], "confinement": confinement.to_json()})
+    assert len(as_argument) > 128 * 1024
+    with pytest.raises(OSError) as refused:
+        subprocess.run(["/bin/echo", as_argument], check=False, capture_output=True)
+    assert refused.value.errno == errno.E2BIG
+
+
+def test_the_supervisor_refuses_a_bad_configuration(tmp_path: Path) -> None:
+    """One clear line and exit 125, never a traceback or an unconfined command."""
+    for data in (b"not json", b"[1, 2]", b'{"argv": "ls", "confinement": {}}'):
+        fd = data_fd("bad-config", data)
+        try:
+            done = subprocess.run(
+                [sys.executable, "-m", "frogdesk.sandbox.supervisor", "--config-fd", str(fd)],
+                pass_fds=(fd,),
+                capture_output=True,
+                text=True,
+                check=False,
+                cwd=tmp_path,
+            )
+        finally:
+            os.close(fd)
+        assert done.returncode == 125, done
+        assert done.stderr.startswith("frogdesk sandbox: unreadable configuration"), done.stderr
+        assert "Traceback" not in done.stderr

@@ -317,3 +317,36 @@ def test_a_home_that_is_a_link_is_hidden_too(
         ["bash", "-c", secret.format(home=linked)], capture_output=True, text=True, check=False
     )
     assert "SECRET-KEY-MATERIAL" in plain.stdout
+
+
+def test_the_users_repository_is_hidden_but_its_git_works(
+    outside_dir: Path, user_home: Path, tmp_path: Path
+) -> None:
+    """An ignored `.env` in the user's repository is not in the snapshot, and a command cannot
+    read it where it lies either; git in the worktree still reads the repository's git dir.
+    The control: outside a sandbox the same command prints the secret."""
+    from frogdesk.sandbox.worktree import create_worktree, discard_worktree
+
+    repo = outside_dir / "project"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / ".gitignore").write_text(".env\n")
+    (repo / "app.py").write_text("print('hi')\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "first")
+    (repo / ".env").write_text("API_TOKEN=REPO-IGNORED-SECRET\n")
+    wt = create_worktree(repo, tmp_path / "worktrees", "session-env")
+    read = f"cat '{repo}/.env'; cat '{repo}/app.py'; ls -a '{repo}'"
+    try:
+        for level in LEVELS:
+            if _skip_reason(level):
+                continue
+            choice = choose_shell(level, worktree=wt, user_home=user_home)
+            _, out = run(choice, wt, read)
+            assert "REPO-IGNORED-SECRET" not in out and "print('hi')" not in out, (level, out)
+            code, out = run(choice, wt, "git log --oneline && git status --short && cat app.py")
+            assert code == 0 and "first" in out and "print('hi')" in out, (level, out)
+    finally:
+        discard_worktree(wt)
+    plain = subprocess.run(["bash", "-c", read], capture_output=True, text=True, check=False)
+    assert "REPO-IGNORED-SECRET" in plain.stdout

@@ -38,11 +38,32 @@ _SUPERVISOR = (
 )
 
 
-def supervisor_argv(command: str, confinement: Confinement) -> list[str]:
-    """The command line that runs `/bin/bash -lc COMMAND` under FrogDesk's supervisor."""
+def data_fd(name: str, data: bytes) -> int:
+    """A file descriptor that reads `data` from its start, for a child to inherit."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def supervisor_launch(command: str, confinement: Confinement, env: dict[str, str]) -> Launch:
+    """How to run `/bin/bash -lc COMMAND` under FrogDesk's supervisor.
+
+    The configuration goes on an inherited file descriptor, not the command line: the
+    paths a Landlock ruleset lists beside a hidden folder can be thousands (a busy /tmp),
+    past what one argument may hold (128 KiB on Linux).
+    """
     config = {"argv": ["/bin/bash", "-lc", command], "confinement": confinement.to_json()}
+    fd = data_fd("frogdesk-supervisor", json.dumps(config).encode())
     package_root = str(Path(frogdesk.__file__).resolve().parent.parent)
-    return [sys.executable, "-I", "-c", _SUPERVISOR, package_root, json.dumps(config)]
+    argv = [sys.executable, "-I", "-c", _SUPERVISOR, package_root, "--config-fd", str(fd)]
+    return Launch(argv, env, pass_fds=(fd,))
 
 
 def checked_workdir(policy: SandboxPolicy, workdir: Path) -> Path:

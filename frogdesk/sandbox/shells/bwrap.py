@@ -11,7 +11,7 @@ from pathlib import Path
 
 from frogdesk.sandbox.confine import NETWORK_FAMILIES, socket_filter
 from frogdesk.sandbox.policy import SandboxPolicy
-from frogdesk.sandbox.shells.base import Launch, SandboxShell
+from frogdesk.sandbox.shells.base import Launch, SandboxShell, data_fd
 from frogdesk.sandbox.shells.protocol import SandboxLevel
 
 NO_SECCOMP_WARNING = (
@@ -87,18 +87,6 @@ def seccomp_program(allowed: Collection[int]) -> bytes:
         return fh.read()
 
 
-def _program_fd(program: bytes) -> int:
-    """A file descriptor reading the program from its start (bwrap reads it to the end)."""
-    fd = os.memfd_create("frogdesk-seccomp", os.MFD_CLOEXEC)
-    try:
-        os.write(fd, program)
-        os.lseek(fd, 0, os.SEEK_SET)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
 class BwrapShell(SandboxShell):
     """Runs each command in fresh bubblewrap namespaces; the PID namespace takes every child with it."""
 
@@ -122,6 +110,6 @@ class BwrapShell(SandboxShell):
         if self.seccomp is None:
             argv = bwrap_argv(self.bwrap, self.policy, cwd, command)
             return Launch(argv, {"PATH": "/usr/bin:/bin"})
-        fd = _program_fd(self.seccomp)
+        fd = data_fd("frogdesk-seccomp", self.seccomp)
         argv = bwrap_argv(self.bwrap, self.policy, cwd, command, seccomp_fd=fd)
         return Launch(argv, {"PATH": "/usr/bin:/bin"}, pass_fds=(fd,))

@@ -8,7 +8,7 @@ from pathlib import Path
 from frogdesk.sandbox.confine import Confinement, readable_roots
 from frogdesk.sandbox.gitrun import run_git
 from frogdesk.sandbox.policy import SandboxPolicy
-from frogdesk.sandbox.shells.base import Launch, SandboxShell, supervisor_argv
+from frogdesk.sandbox.shells.base import Launch, SandboxShell, supervisor_launch
 from frogdesk.sandbox.shells.protocol import SandboxLevel
 
 PARTIAL_NOTICE = (
@@ -85,4 +85,4 @@ class LandlockShell(SandboxShell):
 
     def launch(self, command: str, cwd: Path) -> Launch:
         """The supervisor confines itself, then runs the command."""
-        return Launch(supervisor_argv(command, self.confinement), self.policy.env)
+        return supervisor_launch(command, self.confinement, self.policy.env)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frogdesk.sandbox.confine import Confinement
 from frogdesk.sandbox.policy import SandboxPolicy
-from frogdesk.sandbox.shells.base import Launch, SandboxShell, supervisor_argv
+from frogdesk.sandbox.shells.base import Launch, SandboxShell, supervisor_launch
 from frogdesk.sandbox.shells.protocol import SandboxLevel
 
 
@@ -35,4 +35,4 @@ class NoneShell(SandboxShell):
         """Ask first; the supervisor then runs the command with no confinement."""
         if self.approve is None or not self.approve(command):
             raise CommandDeclined("the user did not approve this command")
-        return Launch(supervisor_argv(command, Confinement()), self.policy.env)
+        return supervisor_launch(command, Confinement(), self.policy.env)
