@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -84,20 +85,37 @@ class GgufInfo:
         return out
 
 
+MAX_LAYERS = 4096
+"""More layers than any model has: a header claiming more (2^40, say) is refused before any
+per-layer loop runs over it."""
+
+
 def _value(reader: Any, key: str, default: Any = None) -> Any:
     fieldobj = reader.fields.get(key)
     if fieldobj is None:
         return default
-    return fieldobj.contents()
+    try:
+        return fieldobj.contents()
+    except (UnicodeDecodeError, ValueError, IndexError):
+        return default  # text that is not UTF-8, a value of a type the reader cannot build
+
+
+def _number(value: Any) -> int | None:
+    """A whole number from a GGUF value, or None (NaN, infinity, text, bool)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return int(value)
 
 
 def _scalar(value: Any, default: int = 0) -> int:
     """An int from a number or a per-layer array (the largest entry); `default` for anything else."""
     if isinstance(value, list):
-        return max((int(v) for v in value), default=default)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value)
-    return default
+        numbers = [n for n in map(_number, value) if n is not None]
+        return max(numbers, default=default) if len(numbers) == len(value) else default
+    number = _number(value)
+    return default if number is None else number
 
 
 def split_parts(path: Path) -> tuple[Path, ...]:
@@ -142,6 +160,10 @@ def architecture_dims(key: Callable[[str], Any]) -> dict[str, int]:
     and the light header parse so both read a model the same way.
     """
     block_count = _scalar(key("block_count"))
+    if not 0 <= block_count <= MAX_LAYERS:
+        raise ModelError(
+            f"the GGUF header claims {block_count} layers; no model has over {MAX_LAYERS}"
+        )
     embedding = _scalar(key("embedding_length"))
     head_count = _scalar(key("attention.head_count"))
     kv_raw = key("attention.head_count_kv")
@@ -176,7 +198,7 @@ def architecture_dims(key: Callable[[str], Any]) -> dict[str, int]:
 def full_attention_layers(kv_raw: Any, interval: int, conv_kernel: int, main_layers: int) -> int:
     """How many layers keep a KV cache: per-layer KV head counts, else the hybrid interval."""
     if isinstance(kv_raw, list):
-        return sum(1 for v in kv_raw[:main_layers] if int(v) > 0)
+        return sum(1 for v in kv_raw[:main_layers] if (_number(v) or 0) > 0)
     if interval > 0:
         return sum(1 for i in range(main_layers) if (i + 1) % interval == 0)
     if conv_kernel > 0:
@@ -185,7 +207,22 @@ def full_attention_layers(kv_raw: Any, interval: int, conv_kernel: int, main_lay
 
 
 def inspect_gguf(path: Path) -> GgufInfo:
-    """Read a GGUF's metadata and tensor table (every split part) without loading weights."""
+    """Read a GGUF's metadata and tensor table (every split part) without loading weights.
+
+    Anything the file's bytes can make go wrong is a ModelError naming the file: a listing
+    of models shows it as unreadable and goes on with the rest.
+    """
+    try:
+        return _inspect(path)
+    except ModelError:
+        raise
+    except (ValueError, TypeError, IndexError, KeyError, OverflowError, RecursionError) as exc:
+        raise ModelError(
+            f"{path}: not a readable GGUF file ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _inspect(path: Path) -> GgufInfo:
     parts = split_parts(path)
     missing = [p for p in parts if not p.is_file()]
     if missing:

@@ -81,7 +81,8 @@ def parse_filename(path: str) -> GgufName | None:
     split_index, split_count = 1, 1
     stem = path
     split = _SPLIT_RE.search(name)
-    if split:
+    # -00001-of-00000 or -00003-of-00002 names no split: read as a plain file name
+    if split and 1 <= int(split.group(1)) <= int(split.group(2)):
         split_index, split_count = int(split.group(1)), int(split.group(2))
         stem = path[: len(path) - len(split.group(0))] + ".gguf"
     matches = list(_QUANT_RE.finditer(PurePosixPath(stem).name))

@@ -27,6 +27,8 @@ _SCALARS: dict[int, tuple[str, int]] = {
 _STRING = 8
 _ARRAY = 9
 _DEFAULT_ALIGNMENT = 32
+MAX_DIMS = 4
+"""ggml's GGML_MAX_DIMS: a tensor with more is no tensor llama.cpp can load."""
 _VISION_ARCHS = frozenset({"clip", "mmproj"})
 
 
@@ -164,7 +166,10 @@ def _parse(buf: mmap.mmap | bytes, file_size: int) -> GgufHeader:
     end = 0
     for _ in range(n_tensors):
         name = cur.string()
-        dims = [cur.u64() for _ in range(cur.u32())]
+        n_dims = cur.u32()
+        if n_dims > MAX_DIMS:  # multiplying thousands of 2^64 sizes costs seconds, then fails
+            raise ValueError(f"tensor {name!r} has {n_dims} dimensions; GGUF allows {MAX_DIMS}")
+        dims = [cur.u64() for _ in range(n_dims)]
         ggml_type, offset = cur.u32(), cur.u64()
         size = _tensor_bytes(ggml_type, dims)
         end = max(end, offset + size)
