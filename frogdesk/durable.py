@@ -1,11 +1,29 @@
-"""Durable atomic writes: temp file, fsync, rename, folder fsync; a crash leaves old or new."""
+"""Durable atomic writes: temp file, fsync, rename, folder fsync; a crash leaves old or new.
+
+A crash between the temp file's creation and its rename leaves the temp file behind; it
+carries its writer's pid in its name, so a later write to the same folder (or a sweep at
+startup) can tell that its writer is gone and remove it.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
+import stat
+import time
 from pathlib import Path
+
+TEMP_PATTERN = re.compile(r"\.(?P<target>.+)\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.tmp")
+"""The names temp_name makes: `.NAME.PID-HEX.tmp`."""
+WRITER_GRACE = 30.0
+"""Seconds a temp file is never swept, whatever its pid says: any atomic write ends well
+within it, so a writer whose pid this process cannot see (another PID namespace sharing
+the folder) is never raced."""
+WRITER_STALE = 3600.0
+"""Seconds after which a temp file is swept even if its pid is alive: no atomic write takes
+this long, so the pid now belongs to another process."""
 
 
 def fsync_dir(path: Path) -> None:
@@ -28,6 +46,67 @@ def temp_name(path: Path, folder: Path | None = None) -> Path:
     return where / f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
 
 
+def pid_alive(pid: int) -> bool:
+    """True when a process with this id exists (perhaps another user's)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, it is just not ours to signal
+    return True
+
+
+def writer_gone(pid: int, age: float) -> bool:
+    """True when the process `pid` that made a file `age` seconds ago has surely ended."""
+    if age >= WRITER_STALE:
+        return True
+    if age < WRITER_GRACE or pid == os.getpid():
+        return False  # young, or ours: perhaps another thread's write in progress
+    return not pid_alive(pid)
+
+
+def sweep_temps(folder: Path) -> list[Path]:
+    """Remove the temp files in `folder` that a killed atomic write left; returns them.
+
+    Only regular files named as temp_name names them are looked at, and only those whose
+    writer is gone (writer_gone): another process's write in progress is never touched.
+    """
+    removed: list[Path] = []
+    now = time.time()
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            found = TEMP_PATTERN.fullmatch(entry.name)
+            if found is None:
+                continue
+            info = entry.stat(follow_symlinks=False)
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            if writer_gone(int(found["pid"]), now - info.st_mtime):
+                with contextlib.suppress(FileNotFoundError):  # another sweep was first
+                    os.unlink(entry.path)
+                    removed.append(Path(entry.path))
+    return removed
+
+
+def sweep_tree(folder: Path, depth: int) -> list[Path]:
+    """sweep_temps in `folder` and its subfolders down to `depth` levels; never fails."""
+    removed: list[Path] = []
+    subfolders: list[str] = []
+    try:
+        removed += sweep_temps(folder)
+        if depth > 0:
+            with os.scandir(folder) as entries:
+                subfolders = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return removed  # cleaning up is never worth failing the command that asked
+    for sub in subfolders:
+        removed += sweep_tree(Path(sub), depth - 1)
+    return removed
+
+
 def write_new(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Create `path` (it must not exist) with `data`, fsynced; no symlink is followed."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
@@ -40,20 +119,23 @@ def write_new(path: Path, data: bytes, mode: int = 0o644) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None:
+def atomic_write_bytes(
+    path: Path, data: bytes, mode: int | None = None, *, temp_dir: Path | None = None
+) -> None:
     """Replace `path` with `data` so that a crash leaves the old file or the new, never half.
 
-    The data goes to a temp file beside `path`, is fsynced, renamed over `path`, and the
-    folder is fsynced so the rename survives a power cut. `mode` defaults to the existing
-    file's permission bits (0o644 for a new file); on any failure the temp file is removed
-    and `path` is untouched.
+    The data goes to a temp file (beside `path`, or in `temp_dir`, which must be on the same
+    file system), is fsynced, renamed over `path`, and the folder is fsynced so the rename
+    survives a power cut. `mode` defaults to the existing file's permission bits (0o644 for
+    a new file); on any failure the temp file is removed and `path` is untouched. Temp files
+    that killed writers left in that folder are swept afterwards.
     """
     if mode is None:
         try:
             mode = os.stat(path).st_mode & 0o7777
         except FileNotFoundError:
             mode = 0o644
-    tmp = temp_name(path)
+    tmp = temp_name(path, temp_dir)
     try:
         write_new(tmp, data, mode)
         os.chmod(tmp, mode)  # the umask may have narrowed what os.open set
@@ -69,6 +151,7 @@ def atomic_write_bytes(path: Path, data: bytes, mode: int | None = None) -> None
             tmp.unlink()
         raise
     fsync_dir(path.parent)
+    sweep_tree(tmp.parent, 0)
 
 
 def publish(tmp: Path, path: Path) -> None:

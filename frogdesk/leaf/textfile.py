@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import codecs
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from frogdesk.durable import atomic_write_bytes
+from frogdesk.sandbox.worktree import Worktree, session_private_dir
+from frogdesk.sandbox.wtrecord import read_record, sidecar_of
 
 MAX_FILE_BYTES = 32 * 2**20
 """Files above this size are refused by Read and Edit (Leaf has no cap; this is the one
 deliberate difference: a file near the size of RAM must not take FrogDesk down)."""
 CHUNK = 1 << 16
+WRITES_DIR = "writes"
+"""The folder of a session's private dir where Write and Edit stage their temp files."""
 
 # The characters after which str.splitlines() may end a line; "\r" may still pair with "\n".
 _BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
@@ -77,5 +82,59 @@ def numbered_lines(display: str, handle: BinaryIO, offset: int, limit: int | Non
 
 def replace_atomically(path: Path, data: bytes) -> None:
     """Replace (or create) the file behind `path` with `data`: the old file stays intact
-    unless the new one is complete; a symlink inside the workdir keeps pointing at it."""
-    atomic_write_bytes(Path(os.path.realpath(path)), data)
+    unless the new one is complete; a symlink inside the workdir keeps pointing at it.
+
+    In a session worktree the temp file is staged in the session's private folder, which
+    review never looks at: a crash mid-write cannot leave it among the model's changes.
+    """
+    target = Path(os.path.realpath(path))
+    atomic_write_bytes(target, data, temp_dir=private_writes_dir(target))
+
+
+def _worktree_holding(target: Path) -> Worktree | None:
+    """The outermost FrogDesk worktree (one with its record beside it) holding `target`.
+
+    Outermost, because the model can forge a record inside its worktree, never beside it.
+    """
+    found: Worktree | None = None
+    for folder in target.parents:
+        if not folder.name:
+            continue  # the root has no record beside it
+        sidecar = sidecar_of(folder)
+        if os.path.islink(sidecar) or not os.path.isfile(sidecar):
+            continue
+        record = read_record(sidecar)
+        if record is not None and record.path == folder:
+            found = record
+    return found
+
+
+def _real_folder(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def private_writes_dir(target: Path) -> Path | None:
+    """Where to stage a temp file for `target`: its session's private writes folder, made
+    if needed; None outside a session worktree or on another file system (then beside it)."""
+    worktree = _worktree_holding(target)
+    if worktree is None:
+        return None
+    private = session_private_dir(worktree)
+    folder = private / WRITES_DIR
+    for part in (private, folder):
+        try:
+            os.mkdir(part, 0o700)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None
+        if not _real_folder(part):
+            return None  # never stage through a link
+    try:
+        same_disk = os.stat(folder).st_dev == os.stat(target.parent).st_dev
+    except OSError:
+        return None
+    return folder if same_disk else None  # a rename cannot cross file systems

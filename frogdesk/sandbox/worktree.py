@@ -18,7 +18,7 @@ import contextlib
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -46,6 +46,7 @@ __all__ = [
     "list_worktrees",
     "load_worktree",
     "prune_stale",
+    "remove_named",
     "session_private_dir",
     "snapshot_commit",
 ]
@@ -284,10 +285,15 @@ def _is_stale(wt: Worktree) -> bool:
         return True  # the repository is gone or no longer a repository
 
 
-def prune_stale(worktrees_dir: Path, min_age: float = 0.0) -> list[str]:
+def prune_stale(
+    worktrees_dir: Path,
+    min_age: float = 0.0,
+    orphaned: Callable[[Worktree], bool] | None = None,
+) -> list[str]:
     """Remove records whose worktree or repository is gone (a crash, a deleted clone).
 
-    Live worktrees are kept, whatever their age: they hold a session's unreviewed work.
+    Live worktrees are kept, whatever their age: they hold a session's unreviewed work,
+    unless `orphaned` says no session owns one (a crash while a session was being made).
     Records younger than `min_age` seconds are left alone: another process may be
     creating that worktree right now. Returns the names removed.
     """
@@ -314,4 +320,30 @@ def prune_stale(worktrees_dir: Path, min_age: float = 0.0) -> list[str]:
                 _prune_registrations(wt.repo_root)
             sidecar.unlink(missing_ok=True)
             removed.append(wt.name)
+        elif orphaned is not None and orphaned(wt):
+            with contextlib.suppress(SandboxError):
+                discard_worktree(wt)
+                removed.append(wt.name)
     return removed
+
+
+def remove_named(worktrees_dir: Path, name: str) -> bool:
+    """Remove whatever exists of the worktree `name`, made or half-made: its files, its
+    registration in the user's repository, its private folder and its record.
+
+    For a creation that was killed: the record is written before `git worktree add`, so a
+    registration never exists without it. True when something was there.
+    """
+    _check_name(name)
+    path = Path(worktrees_dir).resolve() / name
+    sidecar = _sidecar(path)
+    wt = _read_sidecar(sidecar)
+    if wt is not None:
+        discard_worktree(wt)  # a killed creation's record may hold placeholder git dirs: safe
+        return True
+    private = path.with_name(path.name + PRIVATE_SUFFIX)
+    found = any(p.exists() or p.is_symlink() for p in (path, private, sidecar))
+    shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(private, ignore_errors=True)
+    sidecar.unlink(missing_ok=True)
+    return found

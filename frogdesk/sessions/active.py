@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from frogdesk.config import Settings
+from frogdesk.durable import pid_alive
 from frogdesk.engine.types import Backend, ToolSchema
 from frogdesk.errors import FrogDeskError
 from frogdesk.sandbox.worktree import Worktree
@@ -61,21 +61,9 @@ class ActiveSession:
         self.record.settings.update(values)
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def shown_status(record: SessionRecord) -> str:
     """The status to show: a `running` session whose process is gone was interrupted."""
-    if record.status == "running" and not _pid_alive(record.pid):
+    if record.status == "running" and not pid_alive(record.pid):
         return "interrupted"
     return record.status
 

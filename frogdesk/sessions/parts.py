@@ -1,7 +1,8 @@
-"""Building a session's parts: its backend and shell, and pruning stale worktrees at startup."""
+"""Building a session's parts: its backend and shell; at startup, clearing what crashes left."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -19,8 +20,11 @@ from frogdesk.models.resolve import resolve_local
 from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import choose_shell
 from frogdesk.sandbox.shells.protocol import Shell
-from frogdesk.sandbox.worktree import Worktree, prune_stale
+from frogdesk.sandbox.worktree import Worktree, prune_stale, remove_named
+from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.staging import clear_abandoned, staging_path
+from frogdesk.sessions.store import SessionStore
 
 
 @dataclass(frozen=True)
@@ -97,13 +101,45 @@ STALE_AFTER = 600.0
 """Seconds before a worktree record without its worktree counts as stale (not mid-creation)."""
 
 
-def prune_worktrees(worktrees_dir: Path) -> list[str]:
-    """Remove worktree records a crash or a deleted clone left behind; never fails startup."""
+def prune_worktrees(worktrees_dir: Path, sessions_dir: Path | None = None) -> list[str]:
+    """Remove what crashes or deleted clones left behind; the worktree names removed.
 
-    try:
-        return prune_stale(worktrees_dir, min_age=STALE_AFTER)
-    except (OSError, SandboxError):
-        return []
+    With `sessions_dir`: the starts a kill interrupted (their worktrees and hidden folders),
+    and worktrees that no session owns. Never fails startup.
+    """
+    removed: list[str] = []
+    if sessions_dir is not None:
+        removed += clear_abandoned(sessions_dir, lambda name: remove_named(worktrees_dir, name))
+    keeps_sessions = sessions_dir is not None and sessions_dir.is_dir()
+    orphaned = _unowned(sessions_dir) if sessions_dir is not None and keeps_sessions else None
+    with contextlib.suppress(OSError, SandboxError):
+        removed += prune_stale(worktrees_dir, min_age=STALE_AFTER, orphaned=orphaned)
+    return removed
+
+
+def _unowned(sessions_dir: Path) -> Callable[[Worktree], bool]:
+    """Says whether no session owns a worktree (a start an older FrogDesk did not finish).
+
+    Only where sessions are kept at all, and only for a worktree without changes: work the
+    model did is never removed, even where its session's folder went missing.
+    """
+    claimed: set[Path] | None = None
+
+    def orphaned(worktree: Worktree) -> bool:
+        nonlocal claimed
+        name = worktree.name
+        if (sessions_dir / name).exists() or staging_path(sessions_dir, name).exists():
+            return False
+        if claimed is None:
+            claimed = {Path(r.worktree) for r in SessionStore(sessions_dir).list()}
+        if worktree.path in claimed:
+            return False
+        try:
+            return not worktree_diff(worktree.path, worktree.base_commit).files
+        except Exception:
+            return False  # cannot tell what it holds: keep it
+
+    return orphaned
 
 
 def default_shell(

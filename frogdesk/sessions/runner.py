@@ -16,17 +16,24 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.config import Settings
+from frogdesk.durable import sweep_tree
 from frogdesk.engine.types import Message
 from frogdesk.errors import DiskFullError, FrogDeskError
 from frogdesk.leaf.events import LoopEvent, Notice
 from frogdesk.leaf.loop import LoopConfig, run_loop
 from frogdesk.leaf.records import LoopResult, StepRecord, add_drafts
 from frogdesk.leaf.runner import ToolRunner
-from frogdesk.leaf.schemas import system_prompt, tool_schemas
+from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.paths import AppPaths
 from frogdesk.sandbox.errors import TamperedWorktree
-from frogdesk.sandbox.worktree import Worktree, create_worktree, discard_worktree, load_worktree
+from frogdesk.sandbox.worktree import (
+    Worktree,
+    create_worktree,
+    discard_worktree,
+    find_repo_root,
+    load_worktree,
+)
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
 from frogdesk.sessions.parts import (
     BackendFactory,
@@ -39,6 +46,7 @@ from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.rawtap import RawReplyTap
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
+from frogdesk.sessions.starting import new_record, opening_messages, with_opening
 from frogdesk.sessions.store import (
     SessionStore,
     StoreWriteError,
@@ -87,57 +95,32 @@ class SessionService:
         self.shell_factory: ShellFactory = shell_factory or (
             lambda requested, wt, s: default_shell(requested, wt, s, approve)
         )
-        self.pruned: list[str] = prune_worktrees(paths.worktrees_dir) if prune else []
-        """Names of stale worktree records removed when the service started."""
+        self.pruned: list[str] = self._clear_leftovers() if prune else []
+        """Names of the stale or orphaned worktrees removed when the service started."""
+
+    def _clear_leftovers(self) -> list[str]:
+        """Clear what killed runs left: starts never finished, stale worktrees, temp files."""
+        pruned = prune_worktrees(self.paths.worktrees_dir, self.paths.sessions_dir)
+        self.store.sweep_all()
+        sweep_tree(self.paths.worktrees_dir, 0)
+        return pruned
 
     def start(self, spec: SessionSpec) -> ActiveSession:
-        """Make the worktree and the session record, build backend and shell, write the opening.
+        """Make the session (worktree, record, opening messages), then its backend and shell.
 
-        A task that cannot be stored (not UTF-8) is refused before anything is made; any
-        failure after the worktree exists removes it again and marks the record discarded.
+        The session appears whole or not at all (see `_create`). A task that cannot be
+        stored (not UTF-8), or a folder that is no repository, is refused before anything
+        is made; any failure once the session exists removes its worktree again and marks
+        the record discarded.
         """
         check_task_text(spec.task)
-        session_id = new_session_id()
-        model = spec.script if spec.backend == "script" else spec.model or self.settings.model
-        if (
-            spec.backend == "llama"
-            and model.endswith(".gguf")
-            and Path(model).expanduser().is_file()
-        ):
-            model = str(Path(model).expanduser().resolve())  # so a resume from elsewhere finds it
-        worktree = create_worktree(spec.repo, self.paths.worktrees_dir, session_id)
-        settings_data = dataclasses.asdict(self.settings)
-        if spec.endpoint:
-            settings_data["openai_endpoint"] = spec.endpoint
-        record = SessionRecord(
-            id=session_id,
-            repo=str(worktree.repo_root),
-            worktree=str(worktree.path),
-            base_commit=worktree.base_commit,
-            task=spec.task,
-            model=str(Path(model).resolve()) if spec.backend == "script" else model,
-            backend=spec.backend,
-            settings=settings_data,
-            git_dir=str(worktree.git_dir),
-            git_common_dir=str(worktree.common_dir),
-        )
+        find_repo_root(spec.repo)
+        record, worktree, opening = self._create(spec, new_session_id())
         try:
-            self.store.create(record)
             shell = self.shell_factory(self.settings.sandbox, worktree, self.settings)
             record.sandbox_level = shell.level
             backend = self.backend_factory(record, self.settings)
-            opening = [
-                Message(
-                    "system",
-                    system_prompt(
-                        worktree.path, project_instructions=self.settings.project_instructions
-                    ),
-                ),
-                Message("user", spec.task),
-            ]
             try:
-                for message in opening:
-                    self.store.append_message(record.id, message)
                 self.store.update(record)
             except BaseException:
                 backend.close()
@@ -148,6 +131,32 @@ class SessionService:
         return ActiveSession(
             record, worktree, backend, shell, self.settings, tool_schemas(), Transcript(opening)
         )
+
+    def _create(
+        self, spec: SessionSpec, session_id: str
+    ) -> tuple[SessionRecord, Worktree, list[Message]]:
+        """The worktree and the stored session with its opening messages, as one step.
+
+        Everything is made inside a hidden, locked session folder that is renamed into place
+        last: a kill before that leaves only what the next FrogDesk clears (the folder, the
+        worktree and its registration in the user's repository), never a session without
+        its worktree or its task.
+        """
+        staged = self.store.stage(session_id)
+        worktree: Worktree | None = None
+        try:
+            worktree = create_worktree(spec.repo, self.paths.worktrees_dir, session_id)
+            record = new_record(spec, worktree, self.settings)
+            opening = opening_messages(worktree.path, self.settings, spec.task)
+            self.store.create(record, opening, staged)
+        except BaseException:
+            if not staged.published:
+                if worktree is not None:
+                    with contextlib.suppress(Exception):
+                        discard_worktree(worktree)
+                staged.drop()
+            raise
+        return record, worktree, opening
 
     def _abandon(self, record: SessionRecord, worktree: Worktree) -> None:
         """Undo a start that failed: remove the worktree, mark the record discarded.
@@ -194,7 +203,8 @@ class SessionService:
         if record.status == "discarded":
             raise SessionClosedError(f"session {record.id} was discarded; start a new one")
         self.store.repair_transcript(record.id)
-        transcript = self.store.read_transcript(record.id)
+        settings = _settings_from(record, self.settings)
+        transcript = with_opening(self.store, record, settings)
         if transcript.ended_with_answer():
             raise SessionClosedError(
                 f"session {record.id} already ended with a final answer: "
@@ -204,7 +214,6 @@ class SessionService:
         recorded = (record.git_dir, record.git_common_dir)
         if recorded != ("", "") and recorded != (str(worktree.git_dir), str(worktree.common_dir)):
             raise TamperedWorktree(worktree.path, "its git dirs differ from the session record")
-        settings = _settings_from(record, self.settings)
         shell = self.shell_factory(settings.sandbox, worktree, settings)
         backend = self.backend_factory(record, settings, len(transcript.steps))
         return ActiveSession(record, worktree, backend, shell, settings, tool_schemas(), transcript)

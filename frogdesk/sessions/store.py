@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from frogdesk.durable import atomic_write_bytes, atomic_write_text
+from frogdesk.durable import atomic_write_bytes, atomic_write_text, sweep_tree, write_new
 from frogdesk.engine.types import Message
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.records import (
@@ -24,6 +24,7 @@ from frogdesk.leaf.records import (
     step_to_dict,
 )
 from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.staging import StagedSession
 
 RECORD_FILE = "session.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
@@ -43,9 +44,13 @@ class DamagedSession:
     id: str
     path: Path
     reason: str
+    advice: str = ""
+    """What to do, where the file's kind does not say it (see way_forward)."""
 
     def way_forward(self) -> str:
         """What the user can do about it."""
+        if self.advice:
+            return self.advice
         if self.path.name == TRANSCRIPT_FILE:
             return (
                 f"`frogdesk sessions repair {self.id}` sets the unreadable lines aside "
@@ -175,7 +180,8 @@ def _scan(root: Path) -> list[SessionRecord | DamagedSession]:
     """Every session folder's record, or what is wrong with it."""
     if not root.is_dir():
         return []
-    return [_read_record(f) for f in root.iterdir() if f.is_dir()]
+    # hidden folders are sessions still being made (see staging), never damaged ones
+    return [_read_record(f) for f in root.iterdir() if f.is_dir() and not f.name.startswith(".")]
 
 
 def _parse_entry(line: str) -> tuple[dict[str, Any], StepRecord | Message | FollowUp | None]:
@@ -218,6 +224,25 @@ def atomic_write(path: Path, text: str) -> None:
         raise
 
 
+def _message_entry(message: Message) -> dict[str, Any]:
+    """The transcript entry of an opening message."""
+    return {"kind": "message", "message": message_to_dict(message)}
+
+
+def _line(entry: dict[str, Any]) -> bytes:
+    return (dumps(entry) + "\n").encode("utf-8")
+
+
+def _write_whole(path: Path, data: bytes) -> None:
+    """Create `path` with `data`, fsynced; a full disk raises StoreWriteError."""
+    try:
+        write_new(path, data)
+    except OSError as exc:
+        if is_full_disk(exc):
+            raise StoreWriteError(path, exc) from exc
+        raise
+
+
 def _append_whole(path: Path, data: bytes) -> None:
     """Append `data` durably, or leave the file as it was (a short write is cut off again)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -245,19 +270,35 @@ class SessionStore:
         """The folder of one session."""
         return self.root / session_id
 
-    def create(self, record: SessionRecord) -> SessionRecord:
-        """Store a new session; its folder must not exist yet."""
-        folder = self.session_dir(record.id)
-        folder.mkdir(parents=True, exist_ok=False)
-        now = time.time()
-        record.created_at = record.created_at or now
-        record.updated_at = now
-        atomic_write(folder / RECORD_FILE, record.to_json())
+    def stage(self, session_id: str) -> StagedSession:
+        """Begin a new session's folder, hidden and locked until `create` publishes it."""
+        return StagedSession.begin(self.root, session_id)
+
+    def create(
+        self,
+        record: SessionRecord,
+        opening: Sequence[Message] = (),
+        staged: StagedSession | None = None,
+    ) -> SessionRecord:
+        """Store a new session with its opening messages: it appears whole or not at all.
+
+        The files are written in the hidden folder `staged` (one is made when None) and the
+        folder is renamed into place, so no reader, and no crash, sees a record without its
+        transcript. FileExistsError when the session exists.
+        """
+        own = staged is None
+        staging = staged if staged is not None else self.stage(record.id)
         try:
-            (folder / TRANSCRIPT_FILE).touch()
-        except OSError as exc:
-            if is_full_disk(exc):
-                raise StoreWriteError(folder / TRANSCRIPT_FILE, exc) from exc
+            now = time.time()
+            record.created_at = record.created_at or now
+            record.updated_at = now
+            lines = b"".join(_line(_message_entry(m)) for m in opening)
+            _write_whole(staging.path / TRANSCRIPT_FILE, lines)
+            atomic_write(staging.path / RECORD_FILE, record.to_json())
+            staging.publish()
+        except BaseException:
+            if own:
+                staging.drop()
             raise
         return record
 
@@ -271,6 +312,8 @@ class SessionStore:
 
         A damaged record raises SessionDamagedError naming the file and the way on.
         """
+        if session_id.startswith("."):
+            raise SessionNotFoundError(f"no session {session_id!r}")  # a session being made
         folder = self.session_dir(session_id)
         if not (folder / RECORD_FILE).is_file() and not (session_id and folder.is_dir()):
             matches = [r for r in self.list() if r.id.startswith(session_id)] if session_id else []
@@ -283,7 +326,17 @@ class SessionStore:
         record = _read_record(folder)
         if isinstance(record, DamagedSession):
             raise SessionDamagedError(record)
+        self.sweep(record.id)
         return record
+
+    def sweep(self, session_id: str) -> list[Path]:
+        """Remove the temp files killed writes left in a session's folder and its apply
+        records' folders (never a live writer's); returns them."""
+        return sweep_tree(self.session_dir(session_id), 2)
+
+    def sweep_all(self) -> list[Path]:
+        """Sweep the top folder of every session (records, journals), for startup."""
+        return sweep_tree(self.root, 1)
 
     def damaged(self) -> list[DamagedSession]:
         """Session folders whose record cannot be read, by id."""
@@ -300,9 +353,8 @@ class SessionStore:
 
     def _append(self, session_id: str, entry: dict[str, Any]) -> None:
         path = self.session_dir(session_id) / TRANSCRIPT_FILE
-        line = (dumps(entry) + "\n").encode("utf-8")
         try:
-            _append_whole(path, line)
+            _append_whole(path, _line(entry))
         except OSError as exc:
             if is_full_disk(exc):
                 raise StoreWriteError(path, exc) from exc
@@ -310,7 +362,7 @@ class SessionStore:
 
     def append_message(self, session_id: str, message: Message) -> None:
         """Append an opening message (system, task) to the transcript, durably."""
-        self._append(session_id, {"kind": "message", "message": message_to_dict(message)})
+        self._append(session_id, _message_entry(message))
 
     def append_followup(self, session_id: str, message: Message, before_step: int) -> None:
         """Append a user message that the model reads before step `before_step`, durably."""
