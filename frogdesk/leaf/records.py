@@ -129,4 +129,5 @@ def add_drafts(totals: dict[str, dict[str, int]], usage: Usage | None) -> None:
 
 def dumps(data: Any) -> str:
     """One compact JSON line."""
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # ASCII: text that is not UTF-8 (a file name's bytes, as a lone surrogate) round-trips
+    return json.dumps(data, separators=(",", ":"))

@@ -121,7 +121,8 @@ def write_results(output_dir: Path, trajectory: dict[str, Any], seed: int = 0) -
     traj_path = output_dir / TRAJECTORY_FILE.format(seed=seed)
     patch_path = output_dir / PATCH_FILE.format(seed=seed)
     traj_path.write_text(
-        json.dumps(trajectory, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        json.dumps(trajectory, indent=2) + "\n",
+        encoding="utf-8",  # ASCII: any name round-trips
     )
     patch_path.write_text(str(trajectory.get("output_patch", "")), encoding="utf-8")
     return traj_path, patch_path

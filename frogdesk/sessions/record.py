@@ -49,7 +49,7 @@ class SessionRecord:
 
     def to_json(self) -> str:
         """Serialize as pretty JSON."""
-        return json.dumps(asdict(self), indent=2, ensure_ascii=False)
+        return json.dumps(asdict(self), indent=2)  # ASCII: any path or task round-trips
 
     @classmethod
     def from_json(cls, text: str) -> SessionRecord:
