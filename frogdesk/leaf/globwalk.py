@@ -1,10 +1,11 @@
-"""A fast glob for the Glob tool: Python's glob semantics on os.scandir, pruned and confined."""
+"""A fast glob for the Glob tool: Python's glob semantics on os.scandir, pruned, confined, bounded."""
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import translate
 
@@ -13,6 +14,13 @@ from frogdesk.leaf.paths import is_within
 _MAGIC = re.compile(r"[*?[]")
 PRUNED_NAMES = frozenset({".git"})
 """Directory names the walker never enters, whatever the pattern says."""
+GLOB_BUDGET = 2_000_000
+"""Units of work (directory entries looked at, folders visited) one Glob may spend.
+
+An ordinary tree costs about two units per entry, so this covers repositories of
+hundreds of thousands of files; what exceeds it is a tree of symlinked folders whose
+every path is a distinct answer (n folders linking each other have about n! of them).
+"""
 
 
 def has_magic(part: str) -> bool:
@@ -20,14 +28,74 @@ def has_magic(part: str) -> bool:
     return _MAGIC.search(part) is not None
 
 
+def pattern_parts(pattern: str) -> list[str]:
+    """The pattern's components, a run of `**` as one (`**/**` matches what `**` does)."""
+    parts: list[str] = []
+    for part in pattern.split("/"):
+        if part and not (part == "**" and parts and parts[-1] == "**"):
+            parts.append(part)
+    return parts
+
+
+class GlobStopped(Exception):
+    """The walk ran out of budget or was cancelled; what it found so far is kept."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class GlobResult:
+    """The files found, sorted, and why the walk stopped early (None when it finished)."""
+
+    files: list[str]
+    stopped: str | None = None
+
+
+_Visit = tuple[str, str, int, str]
+"""(real, rel, index, key): match parts[index:] in the real directory `real`, shown as `rel`.
+
+`key` is set when the directory is a symlinked one entered by `**`: it is held as an
+ancestor until its subtree is done, so a link back to it is a loop, not a descent. An
+index of -1 marks the end of that subtree instead (the key is released).
+"""
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """A directory entry classified once: a file, or a folder (with its real path), or neither."""
+
+    name: str
+    is_file: bool
+    folder: str
+    """The real path when the entry is a folder the walk may enter, else ""."""
+    is_link: bool
+
+
 @dataclass
 class _Walk:
-    """One glob evaluation: the real root it is confined to and the symlinked dirs on the stack."""
+    """One glob evaluation: the real root it is confined to, its work counted against a budget."""
 
     real_root: str
+    parts: list[str]
+    budget: int
+    cancel: threading.Event | None
+    found: set[str] = field(default_factory=set)
+    work: int = 0
     on_stack: set[str] = field(default_factory=set)
-    listings: dict[str, list[os.DirEntry[str]]] = field(default_factory=dict)
+    seen: set[tuple[str, int]] = field(default_factory=set)
+    listings: dict[str, list[_Entry]] = field(default_factory=dict)
+    lookups: dict[tuple[str, str], tuple[bool, str]] = field(default_factory=dict)
     matchers: dict[str, Callable[[str], re.Match[str] | None]] = field(default_factory=dict)
+
+    def spend(self, units: int) -> None:
+        """Count work; stop the walk past the budget or once cancelled."""
+        self.work += units
+        if self.work > self.budget:
+            raise GlobStopped(f"after looking at {self.budget:,} directory entries")
+        if self.cancel is not None and self.cancel.is_set():
+            raise GlobStopped("because the run was stopped")
 
     def matcher(self, part: str) -> Callable[[str], re.Match[str] | None]:
         found = self.matchers.get(part)
@@ -36,103 +104,135 @@ class _Walk:
             self.matchers[part] = found
         return found
 
-    def allowed(self, entry: os.DirEntry[str]) -> bool:
-        """Entries that are symlinks must point inside the root (and not loop)."""
-        if not entry.is_symlink():
-            return True
-        return is_within(os.path.realpath(entry.path), self.real_root)
+    def _classify(self, entry: os.DirEntry[str]) -> _Entry:
+        try:
+            link = entry.is_symlink()
+            # Entries are listed from real directories, so only a link's real path differs.
+            real = os.path.realpath(entry.path) if link else entry.path
+            if link and not is_within(real, self.real_root):
+                return _Entry(entry.name, False, "", link)
+            return _Entry(entry.name, entry.is_file(), real if entry.is_dir() else "", link)
+        except OSError:
+            return _Entry(entry.name, False, "", False)
 
-    def entries(self, directory: str) -> list[os.DirEntry[str]]:
-        """The directory's entries (minus pruned names), listed once per evaluation."""
+    def entries(self, directory: str) -> list[_Entry]:
+        """The real directory's entries (minus pruned names), listed once per evaluation."""
         found = self.listings.get(directory)
         if found is None:
             try:
                 with os.scandir(directory) as it:
-                    found = [e for e in it if e.name not in PRUNED_NAMES]
+                    found = [self._classify(e) for e in it if e.name not in PRUNED_NAMES]
+                # In name order, so a walk stopped early has found the same files every time.
+                found.sort(key=lambda e: e.name)
             except OSError:
                 found = []
             self.listings[directory] = found
         return found
 
-    def is_dir(self, entry: os.DirEntry[str]) -> bool:
-        try:
-            return entry.is_dir() and self.allowed(entry)
-        except OSError:
-            return False
+    def lookup(self, directory: str, name: str) -> tuple[bool, str]:
+        """(is a file, real path if a folder) for a literal name, confined like an entry."""
+        key = (directory, name)
+        found = self.lookups.get(key)
+        if found is None:
+            path = os.path.join(directory, name)
+            real = os.path.realpath(path)
+            if not is_within(real, self.real_root):
+                found = (False, "")
+            else:
+                found = (os.path.isfile(path), real if os.path.isdir(path) else "")
+            self.lookups[key] = found
+        return found
 
-    def is_file(self, entry: os.DirEntry[str]) -> bool:
-        try:
-            return entry.is_file() and self.allowed(entry)
-        except OSError:
-            return False
-
-    def descend(self, directory: str, rel: str) -> Iterator[tuple[str, str]]:
-        """(absolute, relative) for every non-hidden directory below `directory`, itself first."""
-        yield directory, rel
-        for entry in self.entries(directory):
-            if entry.name.startswith(".") or not self.is_dir(entry):
+    def run(self, base: str) -> None:
+        """Match every part from `base`; depth-first with an explicit stack (deep trees are fine)."""
+        stack: list[_Visit] = [(os.path.realpath(base), "", 0, "")]
+        while stack:
+            real, rel, index, key = stack.pop()
+            if index < 0:
+                self.on_stack.discard(key)
                 continue
-            key = os.path.realpath(entry.path) if entry.is_symlink() else ""
-            if key and key in self.on_stack:
+            if key in self.on_stack:
                 continue  # a symlink loop
+            # The same folder at the same pattern position has the same answer, however
+            # the pattern got there: without this, `*/**/*/**/x` re-walks every split of
+            # a deep path between its two `**`.
+            if (rel, index) in self.seen:
+                continue
+            self.seen.add((rel, index))
             if key:
                 self.on_stack.add(key)
-            yield from self.descend(entry.path, rel + entry.name + "/")
-            if key:
-                self.on_stack.discard(key)
+                stack.append((real, rel, -1, key))
+            self.step(real, rel, index, stack)
 
-    def files_below(self, directory: str, rel: str) -> Iterator[str]:
-        """Every non-hidden file below `directory` (what a trailing `**` matches)."""
-        for path, prefix in self.descend(directory, rel):
-            for entry in self.entries(path):
-                if not entry.name.startswith(".") and self.is_file(entry):
-                    yield prefix + entry.name
-
-    def match(self, directory: str, rel: str, parts: list[str], i: int) -> Iterator[str]:
-        """Files matching parts[i:] inside `directory`, as paths relative to the search root."""
-        part = parts[i]
-        last = i == len(parts) - 1
-        if part == "**":
-            if last:
-                yield from self.files_below(directory, rel)
-                return
-            for path, prefix in self.descend(directory, rel):
-                yield from self.match(path, prefix, parts, i + 1)
-            return
+    def step(self, real: str, rel: str, index: int, stack: list[_Visit]) -> None:
+        """Match parts[index] in a directory: record the files, queue the folders to visit."""
+        part = self.parts[index]
+        last = index == len(self.parts) - 1
         if not has_magic(part):
+            self.spend(1)
             if part in PRUNED_NAMES:
                 return
-            path = os.path.join(directory, part)
-            if last:
-                if os.path.isfile(path) and is_within(os.path.realpath(path), self.real_root):
-                    yield rel + part
-            elif os.path.isdir(path) and is_within(os.path.realpath(path), self.real_root):
-                yield from self.match(path, rel + part + "/", parts, i + 1)
+            is_file, folder = self.lookup(real, part)
+            if last and is_file:
+                self.found.add(rel + part)
+            elif not last and folder:
+                stack.append((folder, rel + part + "/", index + 1, ""))
+            return
+        entries = self.entries(real)
+        self.spend(1 + len(entries))
+        # Folders are pushed last to first so that they are walked in name order.
+        if part == "**":
+            for entry in reversed(entries):
+                if entry.name.startswith("."):
+                    continue
+                if last and entry.is_file:
+                    self.found.add(rel + entry.name)
+                elif entry.folder:
+                    link_key = entry.folder if entry.is_link else ""
+                    stack.append((entry.folder, rel + entry.name + "/", index, link_key))
+            if not last:  # `**` spanning no directory, matched before going deeper
+                stack.append((real, rel, index + 1, ""))
             return
         hidden_ok = part.startswith(".")
         matches = self.matcher(part)
-        for entry in self.entries(directory):
-            name = entry.name
-            if (not hidden_ok and name.startswith(".")) or matches(name) is None:
+        for entry in reversed(entries):
+            if (not hidden_ok and entry.name.startswith(".")) or matches(entry.name) is None:
                 continue
             if last:
-                if self.is_file(entry):
-                    yield rel + name
-            elif self.is_dir(entry):
-                yield from self.match(entry.path, rel + name + "/", parts, i + 1)
+                if entry.is_file:
+                    self.found.add(rel + entry.name)
+            elif entry.folder:
+                stack.append((entry.folder, rel + entry.name + "/", index + 1, ""))
+
+
+def glob_walk(
+    base: str,
+    pattern: str,
+    confine_to: str,
+    *,
+    budget: int = GLOB_BUDGET,
+    cancel: threading.Event | None = None,
+) -> GlobResult:
+    """Files under `base` matching a relative `pattern`, sorted, relative to `base`.
+
+    Same answer as `glob.glob(pattern, root_dir=base, recursive=True)` filtered to files
+    and without repeats, except that `.git` directories are never entered and symlinks
+    leading outside `confine_to` are neither followed nor listed. A walk that spends
+    `budget` units of work, or sees `cancel` set, stops with what it found so far.
+    """
+    if not pattern or pattern.endswith("/"):
+        return GlobResult([])
+    parts = pattern_parts(pattern)
+    if not parts:
+        return GlobResult([])
+    walk = _Walk(os.path.realpath(confine_to), parts, budget, cancel)
+    try:
+        walk.run(base)
+    except GlobStopped as stop:
+        return GlobResult(sorted(walk.found), stop.reason)
+    return GlobResult(sorted(walk.found))
 
 
 def glob_files(base: str, pattern: str, confine_to: str) -> list[str]:
-    """Files under `base` matching a relative `pattern`, sorted, relative to `base`.
-
-    Same answer as `glob.glob(pattern, root_dir=base, recursive=True)` filtered to files,
-    except that `.git` directories are never entered and symlinks leading outside
-    `confine_to` are neither followed nor listed.
-    """
-    if not pattern or pattern.endswith("/"):
-        return []
-    parts = [p for p in pattern.split("/") if p]
-    if not parts:
-        return []
-    walk = _Walk(os.path.realpath(confine_to))
-    return sorted(set(walk.match(base, "", parts, 0)))
+    """The files of `glob_walk` with the default budget (a stopped walk's are partial)."""
+    return glob_walk(base, pattern, confine_to).files

@@ -42,7 +42,7 @@ class ToolRunner:
             "Read": self.tools.read,
             "Write": self.tools.write,
             "Edit": self.tools.edit,
-            "Glob": self.tools.glob,
+            "Glob": lambda a: self.tools.glob(a, cancel),
             "Bash": lambda a: self.tools.bash(a, cancel),
         }
         handler = handlers.get(call.name)

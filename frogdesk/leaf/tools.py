@@ -12,9 +12,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from frogdesk.leaf.globwalk import glob_files
+from frogdesk.leaf.globwalk import glob_walk
 from frogdesk.leaf.paths import OutsideWorkdirError, ResolvedPath, in_git_dir, resolve
-from frogdesk.leaf.textfile import check_size, numbered_lines, replace_atomically
+from frogdesk.leaf.textfile import (
+    MAX_FILE_BYTES,
+    FileTooLarge,
+    check_size,
+    numbered_lines,
+    replace_atomically,
+)
+from frogdesk.sandbox.process import dropped_chars
 from frogdesk.sandbox.shells.protocol import Shell
 
 READ_LIMIT = 20_000
@@ -25,15 +32,21 @@ GLOB_LIMIT = 1_000
 """Paths a Glob observation lists before `... K more files`."""
 BASH_TIMEOUT = 120.0
 """Default Bash timeout in seconds."""
+BASH_MIN_TIMEOUT = 0.1
+"""Leaf's minimum Bash timeout in seconds: smaller (and negative) ones are raised to it."""
 
 TRUE_STRINGS = frozenset({"1", "true", "yes", "on"})
 
 
-def truncate(text: str, limit: int) -> str:
-    """Cut `text` at `limit` characters, saying how many were dropped."""
-    if len(text) <= limit:
+def truncate(text: str, limit: int, unseen: int = 0) -> str:
+    """Cut `text` at `limit` characters, saying how many were dropped.
+
+    `unseen` counts characters that belong after `text` but were never kept (Bash output
+    past the shell's cap); they are counted as Leaf, which keeps everything, counts them.
+    """
+    if len(text) + unseen <= limit:
         return text
-    return f"{text[:limit]}\n[truncated {len(text) - limit} chars]"
+    return f"{text[:limit]}\n[truncated {len(text) + unseen - limit} chars]"
 
 
 def as_bool(value: Any) -> bool:
@@ -137,6 +150,27 @@ def write_regular(target: ResolvedPath, text: str) -> None:
     replace_atomically(target.path, data)
 
 
+def _utf8_size(text: str) -> int:
+    # surrogatepass: a lone surrogate is refused when written, not while sizing
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _check_result_size(target: ResolvedPath, size: int, replaced: int, old: str, new: str) -> None:
+    """Refuse an Edit whose result would be over the size cap, before it is built.
+
+    The cap on the file read does not bound the result: replace_all of a one-character
+    old_string by a long new_string multiplies the file (30 MiB became 900 MiB).
+    """
+    result = size + replaced * (_utf8_size(new) - _utf8_size(old))
+    if result > MAX_FILE_BYTES:
+        noun = "replacement" if replaced == 1 else "replacements"
+        raise FileTooLarge(
+            f"{target.display} would be {result} bytes after {replaced} {noun}; Edit refuses "
+            f"files over {MAX_FILE_BYTES} bytes (replace fewer occurrences or use a shorter "
+            "new_string)"
+        )
+
+
 class ShellMissingError(RuntimeError):
     """Bash was called but the runner was built without a shell."""
 
@@ -181,7 +215,8 @@ class LeafTools:
         if new is None:
             raise ValueError("new_string is required")
         replace_all = as_bool(args.get("replace_all", False))
-        text = read_regular(target, "Edit").decode("utf-8")
+        data = read_regular(target, "Edit")
+        text = data.decode("utf-8")
         count = text.count(old)
         if count == 0:
             raise ValueError("old_string was not found")
@@ -190,13 +225,18 @@ class LeafTools:
                 f"old_string matched {count} times; set replace_all=true or use a more specific old_string"
             )
         replaced = count if replace_all else 1
+        _check_result_size(target, len(data), replaced, old, new)
         text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
         write_regular(target, text)
         noun = "replacement" if replaced == 1 else "replacements"
         return f"Edited {target.display} ({replaced} {noun})."
 
-    def glob(self, args: Mapping[str, Any]) -> str:
-        """Glob: sorted files matching the pattern, at most 1,000 listed."""
+    def glob(self, args: Mapping[str, Any], cancel: threading.Event | None = None) -> str:
+        """Glob: sorted files matching the pattern, at most 1,000 listed.
+
+        A walk that runs out of budget (a tree of symlinked folders) or is cancelled lists
+        what it found and says that it stopped; Leaf's walk would not end at all.
+        """
         pattern = _required(args, "pattern")
         where = _text(args, "path") or "."
         base = resolve(self.workdir, where)
@@ -206,17 +246,23 @@ class LeafTools:
             base = resolve(self.workdir, ".")
         if ".." in pattern.split("/"):
             raise OutsideWorkdirError(f"{pattern} is outside the repository workdir")
-        found = glob_files(str(base.path), pattern, str(self.workdir))
+        walked = glob_walk(str(base.path), pattern, str(self.workdir), cancel=cancel)
+        found = walked.files
         prefix = "" if base.display == "." else base.display + "/"
         if prefix or "./" in pattern or pattern.startswith("."):
             shown = sorted(os.path.normpath(prefix + name) for name in found)
         else:
             shown = found  # already sorted and normal
+        advice = "narrow the pattern or the path"
         if not shown:
+            if walked.stopped:
+                return f"No files matched before Glob stopped {walked.stopped} ({advice})."
             return "No files matched."
         out = "\n".join(shown[:GLOB_LIMIT])
         if len(shown) > GLOB_LIMIT:
             out += f"\n... {len(shown) - GLOB_LIMIT} more files"
+        if walked.stopped:
+            out += f"\n... Glob stopped {walked.stopped}: more files may match ({advice})"
         return out
 
     def bash(self, args: Mapping[str, Any], cancel: threading.Event | None = None) -> str:
@@ -233,11 +279,14 @@ class LeafTools:
             head = f"Timed out after {result.limit or timeout:.1f}s"
         else:
             head = f"Exit code: {result.exit_code}"
-        return truncate(f"{head}\n{streams}", BASH_LIMIT)
+        return truncate(f"{head}\n{streams}", BASH_LIMIT, dropped_chars(result))
 
 
 def bash_timeout(args: Mapping[str, Any]) -> float:
-    """Seconds for a Bash call: `timeout_ms`, else `timeout` (milliseconds above 1000), else 120."""
+    """Seconds for a Bash call: `timeout_ms`, else `timeout` (milliseconds above 1000), else 120.
+
+    As in Leaf, 0 counts as not given (120 s) and anything else is at least 0.1 s.
+    """
     raw_ms = args.get("timeout_ms")
     if raw_ms is not None and raw_ms != "":
         seconds = float(raw_ms) / 1000.0
@@ -251,4 +300,6 @@ def bash_timeout(args: Mapping[str, Any]) -> float:
     if not math.isfinite(seconds):
         # inf or nan would mean no timeout at all; the shell clamps finite ones to its maximum
         raise ValueError("timeout must be a finite number")
-    return seconds if seconds > 0 else BASH_TIMEOUT
+    if seconds == 0:
+        return BASH_TIMEOUT
+    return max(seconds, BASH_MIN_TIMEOUT)

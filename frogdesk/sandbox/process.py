@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import selectors
@@ -10,6 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.sandbox.shells.protocol import ShellResult
@@ -81,11 +83,57 @@ def kill_tree(root: int, *, include_root: bool = True) -> None:
         _signal(pid, signal.SIGCONT)  # a stopped process dies only once it runs again
 
 
-def _decode(chunks: list[bytes], dropped: int) -> str:
-    text = b"".join(chunks).decode("utf-8", errors="replace")
-    if dropped:
-        text += f"\n[{dropped} more bytes of output dropped]"
-    return text
+@dataclass(frozen=True)
+class ProcessResult(ShellResult):
+    """A ShellResult that also says how much output did not fit under MAX_OUTPUT_BYTES."""
+
+    stdout_dropped: int = 0
+    """Characters of stdout past the kept text: counted, never held in memory."""
+    stderr_dropped: int = 0
+    """Characters of stderr past the kept text."""
+
+
+def dropped_chars(result: ShellResult) -> int:
+    """Characters the command wrote that `result`'s streams do not hold (0 for other shells)."""
+    if isinstance(result, ProcessResult):
+        return result.stdout_dropped + result.stderr_dropped
+    return 0
+
+
+@dataclass
+class _Capture:
+    """One output stream: the first MAX_OUTPUT_BYTES kept, every later character counted.
+
+    The count is what decoding the whole stream would give, so an observation cut for the
+    model says the same `[truncated K chars]` as Leaf's, which keeps all of it.
+    """
+
+    chunks: list[bytes] = field(default_factory=list)
+    kept: int = 0
+    counter: codecs.IncrementalDecoder | None = None
+    """Decodes the whole stream (kept part included) once it overflows, only to count."""
+    total_chars: int = 0
+
+    def add(self, data: bytes) -> None:
+        """Keep what fits under the cap; count the rest, never holding it."""
+        room = max(MAX_OUTPUT_BYTES - self.kept, 0)
+        if room:
+            self.chunks.append(data[:room])
+            self.kept += min(len(data), room)
+        if len(data) <= room:
+            return
+        if self.counter is None:
+            self.counter = codecs.getincrementaldecoder("utf-8")(errors="replace")
+            self.total_chars = len(self.counter.decode(b"".join(self.chunks)))
+        self.total_chars += len(self.counter.decode(data[room:]))
+
+    def text(self) -> tuple[str, int]:
+        """The kept text and how many characters of the whole stream it lacks."""
+        text = b"".join(self.chunks).decode("utf-8", errors="replace")
+        if self.counter is None:
+            return text, 0
+        total = self.total_chars + len(self.counter.decode(b"", final=True))
+        return text, max(total - len(text), 0)
 
 
 def run_process_tree(
@@ -111,9 +159,8 @@ def run_process_tree(
         pass_fds=tuple(pass_fds),
     )
     assert proc.stdout is not None and proc.stderr is not None
-    buffers: dict[int, list[bytes]] = {proc.stdout.fileno(): [], proc.stderr.fileno(): []}
-    sizes = dict.fromkeys(buffers, 0)
-    dropped = dict.fromkeys(buffers, 0)
+    out, err = _Capture(), _Capture()
+    captures = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
     selector = selectors.DefaultSelector()
     for stream in (proc.stdout, proc.stderr):
         os.set_blocking(stream.fileno(), False)
@@ -146,10 +193,7 @@ def run_process_tree(
                 if not data:
                     selector.unregister(fd)
                     continue
-                room = MAX_OUTPUT_BYTES - sizes[fd]
-                buffers[fd].append(data[:room])
-                sizes[fd] += min(len(data), max(room, 0))
-                dropped[fd] += max(len(data) - max(room, 0), 0)
+                captures[fd].add(data)
     finally:
         selector.close()
         if proc.returncode is None:
@@ -160,15 +204,17 @@ def run_process_tree(
         proc.wait()
         proc.stdout.close()
         proc.stderr.close()
-    exit_code = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode
-    if timed_out or cancelled:
-        exit_code = -1
-    keys = list(buffers)
-    return ShellResult(
+    # A death by signal N stays -N, as subprocess (and so Leaf) reports it, not bash's 128+N.
+    exit_code = -1 if timed_out or cancelled else proc.returncode
+    stdout, stdout_dropped = out.text()
+    stderr, stderr_dropped = err.text()
+    return ProcessResult(
         exit_code=exit_code,
-        stdout=_decode(buffers[keys[0]], dropped[keys[0]]),
-        stderr=_decode(buffers[keys[1]], dropped[keys[1]]),
+        stdout=stdout,
+        stderr=stderr,
         timed_out=timed_out,
         cancelled=cancelled,
         elapsed=time.monotonic() - started,
+        stdout_dropped=stdout_dropped,
+        stderr_dropped=stderr_dropped,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import sys
 import types
@@ -64,6 +65,7 @@ def supervise(argv: Sequence[str], confinement: Confinement) -> int:
             print(f"frogdesk sandbox: cannot run {argv[0]}: {exc}", file=sys.stderr)
         os._exit(127)
     code = 0
+    died_of = 0
     while True:
         try:
             pid, status = os.wait()
@@ -73,10 +75,22 @@ def supervise(argv: Sequence[str], confinement: Confinement) -> int:
             break
         if pid == child:
             code = _exit_code(status)
+            died_of = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
             break
     kill_tree(os.getpid(), include_root=False)
     _reap_all()
+    if died_of:
+        _die_of(died_of)
     return code
+
+
+def _die_of(signum: int) -> None:
+    """End by the signal that ended the command, so the caller sees -N as with no supervisor."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGSEGV or SIGABRT: no core file
+    if signum != signal.SIGKILL:  # SIGKILL has no handler to reset
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signum])
+    os.kill(os.getpid(), signum)
 
 
 def read_config(fd: int) -> dict[str, object]:

@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from frogdesk.sandbox.confine import Confinement
-from frogdesk.sandbox.process import MAX_OUTPUT_BYTES, descendants, kill_tree, run_process_tree
+from frogdesk.sandbox.process import (
+    MAX_OUTPUT_BYTES,
+    descendants,
+    dropped_chars,
+    kill_tree,
+    run_process_tree,
+)
 from frogdesk.sandbox.shells.base import data_fd, supervisor_launch
 
 
@@ -59,12 +65,31 @@ def test_output_is_capped_and_exit_codes_from_signals(tmp_path: Path) -> None:
         env=env,
         timeout=60,
     )
-    assert len(big.stdout) > MAX_OUTPUT_BYTES
-    assert big.stdout.endswith("[10 more bytes of output dropped]")
+    assert big.stdout == "x" * MAX_OUTPUT_BYTES
+    assert dropped_chars(big) == 10
+    # As subprocess says it (and so Leaf): killed by signal N is -N, not bash's 128+N.
     killed = run_process_tree(
         ["/bin/bash", "-c", "kill -TERM $$"], cwd=tmp_path, env=env, timeout=60
     )
-    assert killed.exit_code == 128 + 15
+    assert killed.exit_code == -15
+    exited = run_process_tree(["/bin/bash", "-c", "exit 143"], cwd=tmp_path, env=env, timeout=60)
+    assert exited.exit_code == 143
+
+
+def test_output_past_the_cap_is_counted_in_characters(tmp_path: Path) -> None:
+    """Leaf counts the characters of the whole output; bytes past the cap are counted too,
+    decoded (a two-byte character split by the cap, invalid bytes as one each)."""
+    env = {"PATH": os.environ["PATH"]}
+    tail = "é" * 1000
+    script = (
+        "import sys; out = sys.stdout.buffer; out.write(b'a' + 'é'.encode() * "
+        f"{MAX_OUTPUT_BYTES // 2}); out.write(b'\\xff\\xfe'); sys.stderr.write({tail!r})"
+    )
+    result = run_process_tree([sys.executable, "-c", script], cwd=tmp_path, env=env, timeout=60)
+    whole = "a" + "é" * (MAX_OUTPUT_BYTES // 2) + "\ufffd\ufffd"
+    assert whole.startswith(result.stdout[:-1]) and len(result.stdout.encode()) >= MAX_OUTPUT_BYTES
+    assert len(result.stdout) + dropped_chars(result) == len(whole)
+    assert result.stderr == tail  # control: a stream under the cap is whole
 
 
 def test_the_supervisor_takes_a_configuration_no_argument_could_hold(tmp_path: Path) -> None:

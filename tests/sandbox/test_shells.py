@@ -350,3 +350,16 @@ def test_the_users_repository_is_hidden_but_its_git_works(
         discard_worktree(wt)
     plain = subprocess.run(["bash", "-c", read], capture_output=True, text=True, check=False)
     assert "REPO-IGNORED-SECRET" in plain.stdout
+
+
+def test_a_command_killed_by_a_signal_reports_it_as_leaf_does_under_landlock(
+    worktree: Worktree, user_home: Path
+) -> None:
+    """Leaf reports a signal death as -N (Python's returncode); the supervisor between dies
+    of the same signal instead of exiting 128+N. The control: `exit 137` stays 137."""
+    if _skip_reason("landlock"):
+        pytest.skip(_skip_reason("landlock") or "")
+    choice = choose_shell("landlock", worktree=worktree, user_home=user_home)
+    assert choice.shell.run("kill -9 $$", worktree.path, 30).exit_code == -9
+    assert choice.shell.run("kill -TERM $$", worktree.path, 30).exit_code == -15
+    assert choice.shell.run("exit 137", worktree.path, 30).exit_code == 137

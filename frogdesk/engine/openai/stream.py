@@ -9,7 +9,13 @@ from typing import Any
 
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser, render_tool_call_xml
 from frogdesk.engine.toolcall.scan import CALL_OPEN, THINK_CLOSE
-from frogdesk.engine.toolcall.values import ToolSpec, check_arguments, tool_specs
+from frogdesk.engine.toolcall.values import (
+    NotJson,
+    ToolSpec,
+    check_arguments,
+    load_json,
+    tool_specs,
+)
 from frogdesk.engine.types import (
     EngineEvent,
     FinishReason,
@@ -54,8 +60,8 @@ def read_capped(stream: Any, limit: int, what: str) -> bytes:
 def whole_reply_payload(body: bytes) -> str:
     """A non-streamed chat completion (the server ignored `stream`) as one stream chunk."""
     try:
-        data = json.loads(body)
-    except ValueError:
+        data = load_json(body)
+    except NotJson:
         raise StreamError("the server sent a reply that is neither a stream nor JSON") from None
     if not isinstance(data, dict) or not isinstance(data.get("choices"), list):
         raise StreamError("the server sent JSON that is not a chat completion")
@@ -125,8 +131,8 @@ class ChunkAssembler:
     def add(self, payload: str) -> list[EngineEvent]:
         """Fold one SSE data payload (a JSON chunk) into events."""
         try:
-            chunk = json.loads(payload)
-        except json.JSONDecodeError:
+            chunk = load_json(payload)
+        except NotJson:
             raise StreamError(
                 f"the server sent a chunk that is not JSON: {payload[:200]!r}"
             ) from None
@@ -233,14 +239,14 @@ class ChunkAssembler:
                 name=pending.name,
             )
         try:
-            arguments = json.loads(pending.arguments) if pending.arguments.strip() else {}
-        except json.JSONDecodeError as exc:
+            arguments = load_json(pending.arguments) if pending.arguments.strip() else {}
+        except NotJson as exc:
             if not self._strict:
                 arguments = None  # Leaf runs such a call with no arguments
             else:
                 return ToolCallError(
                     raw=raw,
-                    error=f"Invalid tool call to '{pending.name}': the arguments are not valid JSON ({exc.msg}).",
+                    error=f"Invalid tool call to '{pending.name}': the arguments are not valid JSON ({exc}).",
                     name=pending.name,
                 )
         if not isinstance(arguments, dict) and not self._strict:
@@ -276,8 +282,8 @@ class ChunkAssembler:
         for index in sorted(self._calls):
             pending = self._calls[index]
             try:
-                arguments = json.loads(pending.arguments or "{}")
-            except json.JSONDecodeError:
+                arguments = load_json(pending.arguments or "{}")
+            except NotJson:
                 arguments = {"arguments": pending.arguments}
             if isinstance(arguments, dict):
                 text += "\n" + render_tool_call_xml(ToolCall(pending.name, arguments))

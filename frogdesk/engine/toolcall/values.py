@@ -6,6 +6,7 @@ import ast
 import json
 import math
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -21,6 +22,29 @@ PYTHON_LITERAL = "python_literal"
 
 class BadValue(ValueError):
     """A raw parameter value does not fit its schema; the message is said to the model."""
+
+
+class NotJson(ValueError):
+    """Text that json.loads refuses, for any reason; the message says why in a few words."""
+
+
+def load_json(text: str | bytes) -> Any:
+    """json.loads, with every way it can refuse model-written text raised as `NotJson`.
+
+    Besides syntax errors, json.loads raises a plain ValueError for an integer over
+    Python's digit limit (4,300 by default) and RecursionError for deep nesting; either
+    would otherwise escape the parser as a crash instead of a malformed-call error.
+    """
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise NotJson(exc.msg) from None
+    except UnicodeDecodeError:  # bytes only
+        raise NotJson("it is not UTF-8") from None
+    except ValueError:
+        raise NotJson(f"a number has over {sys.get_int_max_str_digits():,} digits") from None
+    except RecursionError:
+        raise NotJson("it is nested too deeply") from None
 
 
 @dataclass(frozen=True)
@@ -104,6 +128,18 @@ def _python_literal(text: str, expected: type) -> Any:
     return value if isinstance(value, expected) and _json_shaped(value) else None
 
 
+def _integer(text: str, noun: str) -> int:
+    """An integer literal as int; one over Python's digit limit is a BadValue, not a crash."""
+    try:
+        return int(text)
+    except ValueError:
+        digits = len(text.lstrip("+-"))
+        limit = sys.get_int_max_str_digits()
+        raise BadValue(
+            f"must be {noun} of at most {limit:,} digits, got {digits:,} digits"
+        ) from None
+
+
 def _coerce_one(raw: str, kind: str, drifts: list[str] | None = None) -> Any:
     text = raw.strip()
     if kind == "string":
@@ -120,11 +156,11 @@ def _coerce_one(raw: str, kind: str, drifts: list[str] | None = None) -> Any:
         raise BadValue(f"must be true or false, got {text!r}")
     if kind == "integer":
         if _INTEGER.fullmatch(text):
-            return int(text)
+            return _integer(text, "an integer")
         raise BadValue(f"must be an integer, got {text!r}")
     if kind == "number":
         if _INTEGER.fullmatch(text):
-            return int(text)
+            return _integer(text, "a number")
         try:
             number = float(text)
         except ValueError:
@@ -135,13 +171,11 @@ def _coerce_one(raw: str, kind: str, drifts: list[str] | None = None) -> Any:
     if kind in ("object", "array"):
         expected = dict if kind == "object" else list
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as exc:
+            value = load_json(text)
+        except NotJson as exc:
             literal = _python_literal(text, expected)
             if literal is None:
-                raise BadValue(
-                    f"must be a JSON {kind}, but it is not valid JSON ({exc.msg})"
-                ) from None
+                raise BadValue(f"must be a JSON {kind}, but it is not valid JSON ({exc})") from None
             if drifts is not None:
                 drifts.append(PYTHON_LITERAL)
             return literal
@@ -161,8 +195,8 @@ def coerce_value(raw: str, schema: Mapping[str, Any], drifts: list[str] | None =
     kinds = _schema_types(schema)
     if not kinds:
         try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
+            return load_json(raw)
+        except NotJson:
             return raw
     if len(kinds) == 1:
         return _coerce_one(raw, kinds[0], drifts)
