@@ -144,3 +144,13 @@ def test_a_chunk_json_cannot_read_is_a_stream_error(payload: str) -> None:
     with pytest.raises(StreamError, match="not JSON"):
         assembler.add(payload)
     assert assembler.add('{"choices": [], "n": 1}') == []  # control
+
+
+def test_an_endpoint_error_body_nested_past_the_limit_is_shown_as_text() -> None:
+    """An HTTP error's body is shown in one line whatever its JSON; the control: a real
+    error object gives its message."""
+    from frogdesk.engine.openai.backend import _server_message
+
+    nested = b"[" * 4000
+    assert _server_message(nested) == nested.decode()[:500]
+    assert _server_message(b'{"error": {"message": "model not found"}}') == "model not found"

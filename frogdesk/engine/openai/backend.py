@@ -85,7 +85,7 @@ def _server_message(body: bytes) -> str:
     text = body.decode("utf-8", errors="replace").strip()
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what json.loads follows
         return text[:500] or "(empty body)"
     error = data.get("error", data) if isinstance(data, dict) else data
     if isinstance(error, dict):
