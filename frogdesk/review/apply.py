@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.errors import FrogDeskError
-from frogdesk.review.commit import commit_paths, index_entries
-from frogdesk.review.fsops import UnsafePath, WriteReport, read_state
+from frogdesk.review.commit import plan_commit
+from frogdesk.review.fsops import UnsafePath, read_state
 from frogdesk.review.gitcmd import read_blobs
-from frogdesk.review.journal import new_journal
+from frogdesk.review.journal import Journal, load_journal, new_journal
 from frogdesk.review.merge import merge_states
 from frogdesk.review.model import FileChange, Hunk, SessionDiff
 from frogdesk.review.records import (
@@ -21,10 +21,10 @@ from frogdesk.review.records import (
     drop_record,
     new_record_id,
     save_record,
-    update_record,
 )
+from frogdesk.review.refmove import HistoryOutcome
 from frogdesk.review.target import FilePlan, FileState, plan_file, ref_of
-from frogdesk.review.transaction import plan_journal, run_transaction
+from frogdesk.review.transaction import Outcome, finish_apply, plan_journal, run_transaction
 from frogdesk.review.user_changes import USER_CHANGED_NOTE
 
 
@@ -59,6 +59,8 @@ class ApplyResult:
     written: list[str] = field(default_factory=list)
     record_id: str | None = None
     commit: str | None = None
+    history: HistoryOutcome | None = None
+    """With --commit: whether the commit was made, in a line for the user."""
 
     def report(self) -> str:
         """A human-readable summary."""
@@ -68,7 +70,9 @@ class ApplyResult:
             return "\n".join(lines)
         lines = [f"applied {len(self.written)} file(s)"]
         lines += [f"  {p}" for p in self.written]
-        if self.commit:
+        if self.history is not None:
+            lines.append(self.history.message)
+        elif self.commit:
             lines.append(f"committed as {self.commit[:12]}")
         return "\n".join(lines)
 
@@ -127,33 +131,44 @@ def apply_hunks(
         )
     journal = new_journal("apply", session_id, root, record.id if record else "")
     plan_journal(journal, root, before, writes)
+    if commit_message:
+        # Made as an object now, put on HEAD by the transaction: a crash finishes or reverts it too.
+        journal.history = plan_commit(root, writes, commit_message)
 
     def save() -> None:
         if record is not None and session_dir is not None:
             save_record(session_dir, record, before)
 
-    def finish(report: WriteReport) -> None:
+    def finish(outcome: Outcome) -> None:
         if record is not None and session_dir is not None:
-            record.created_dirs = [d for d in report.created_dirs if (root / d).is_dir()]
-            update_record(session_dir, record)
+            finish_apply(session_dir, journal, outcome)
 
     try:
-        run_transaction(session_dir, journal, before, writes, on_journaled=save, on_done=finish)
+        outcome = run_transaction(
+            session_dir, journal, before, writes, on_journaled=save, on_done=finish
+        )
     except BaseException:
-        if record is not None and session_dir is not None:
+        # A journal still there (its rollback failed too) needs the record to recover from.
+        if record is not None and session_dir is not None and not _pending(session_dir, journal):
             drop_record(session_dir, record.id)
         raise
-    result = ApplyResult(
-        applied=True, written=list(writes), record_id=record.id if record else None
+    moved = outcome.history
+    return ApplyResult(
+        applied=True,
+        written=list(writes),
+        record_id=record.id if record else None,
+        commit=journal.history.new if journal.history and moved and moved.done else None,
+        history=moved,
     )
-    if commit_message:
-        index_before = index_entries(root, list(writes))
-        result.commit = commit_paths(root, list(writes), commit_message)
-        if record is not None and session_dir is not None:
-            record.commit = result.commit
-            record.index_before = index_before
-            update_record(session_dir, record)
-    return result
+
+
+def _pending(session_dir: Path, journal: Journal) -> bool:
+    """True when this transaction's journal is still on disk, for the next command to recover."""
+    try:
+        found = load_journal(session_dir)
+    except FrogDeskError:
+        return True  # damaged: keep everything for the user to look at
+    return found is not None and found.id == journal.id
 
 
 def _touches(diff: SessionDiff, path: str, flagged: set[str]) -> bool:

@@ -24,6 +24,12 @@ class HunkDecisions:
     edits: dict[str, str] = field(default_factory=dict)
     """Hunk id -> the hunk's new side as the user rewrote it (context lines included)."""
     comment: str = ""
+    sent: dict[str, str] = field(default_factory=dict)
+    """Hunk id -> `path: header` of each declined or edited hunk a send-back is about to write
+    into the worktree. Noted first: once written the hunk leaves the diff, and a send-back
+    that a crash cut short must still name it to the model."""
+    home: Path | None = field(default=None, compare=False, repr=False)
+    """The session folder these decisions are stored in (None: not stored)."""
 
     def decision(self, hunk_id: str) -> Decision:
         """The decision for one hunk; pending until the user says."""
@@ -73,10 +79,27 @@ class HunkDecisions:
             out[hunk.id] = tuple(split_lines(data))
         return out
 
+    def note_sent(self, diff: SessionDiff) -> None:
+        """Remember the label of every declined or edited hunk of the diff (see `sent`)."""
+        for change, hunk in diff.hunks():
+            if self._to_send(hunk.id):
+                self.sent[hunk.id] = f"{change.path}: {hunk.header}"
+
     def to_json(self) -> str:
-        """Serialize as JSON."""
-        payload = {"hunks": self.hunks, "edits": self.edits, "comment": self.comment}
+        """Serialize as JSON (a label in `sent` only while its hunk is still declined or edited)."""
+        payload: dict[str, object] = {
+            "hunks": self.hunks,
+            "edits": self.edits,
+            "comment": self.comment,
+        }
+        sent = {k: v for k, v in self.sent.items() if self._to_send(k)}
+        if sent:
+            payload["sent"] = sent
         return json.dumps(payload, indent=2, ensure_ascii=False)
+
+    def _to_send(self, hunk_id: str) -> bool:
+        """True for a hunk a send-back reverts (declined) or rewrites (edited)."""
+        return self.decision(hunk_id) == "rejected" or hunk_id in self.edits
 
     @classmethod
     def from_json(cls, text: str) -> HunkDecisions:
@@ -86,30 +109,33 @@ class HunkDecisions:
         if not isinstance(data, dict):
             raise ValueError("the file holds no JSON object")
         raw_hunks, raw_edits = data.get("hunks", {}), data.get("edits", {})
-        comment = data.get("comment", "")
-        for name, value, kind in (("hunks", raw_hunks, dict), ("edits", raw_edits, dict)):
-            if not isinstance(value, kind):
+        comment, raw_sent = data.get("comment", ""), data.get("sent", {})
+        for name, value in (("hunks", raw_hunks), ("edits", raw_edits), ("sent", raw_sent)):
+            if not isinstance(value, dict):
                 raise ValueError(f"{name} is not an object")
-        if not isinstance(comment, str) or not all(isinstance(v, str) for v in raw_edits.values()):
-            raise ValueError("the comment and edits must be text")
+        texts = [*raw_edits.values(), *raw_sent.values()]
+        if not isinstance(comment, str) or not all(isinstance(v, str) for v in texts):
+            raise ValueError("the comment, edits and sent labels must be text")
         hunks: dict[str, Decision] = {}
         for key, value in raw_hunks.items():
             if value in ("approved", "rejected"):
                 hunks[key] = value
-        return cls(hunks=hunks, edits=dict(raw_edits), comment=comment)
+        return cls(hunks=hunks, edits=dict(raw_edits), comment=comment, sent=dict(raw_sent))
 
 
 def load_decisions(session_dir: Path) -> HunkDecisions:
     """The session's decisions, or none yet."""
     path = session_dir / DECISIONS_FILE
     if not path.is_file():
-        return HunkDecisions()
+        return HunkDecisions(home=session_dir)
     try:
-        return HunkDecisions.from_json(path.read_text(encoding="utf-8"))
+        decisions = HunkDecisions.from_json(path.read_text(encoding="utf-8"))
     except ValueError as exc:  # bad JSON and undecodable bytes included
         raise FrogDeskError(
             f"{path} is damaged ({exc}); move it aside to review the session from no decisions"
         ) from None
+    decisions.home = session_dir
+    return decisions
 
 
 def save_decisions(session_dir: Path, decisions: HunkDecisions) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frogdesk.review.decisions import HunkDecisions
-from frogdesk.review.fsops import read_state, write_states
+from frogdesk.review.decisions import HunkDecisions, save_decisions
+from frogdesk.review.fsops import read_state, tidy_scratch, write_states
 from frogdesk.review.gitcmd import read_blobs
 from frogdesk.review.model import SessionDiff
 from frogdesk.review.target import FileState, plan_file
@@ -14,7 +14,9 @@ from frogdesk.review.target import FileState, plan_file
 def reset_to_reviewed(worktree: Path, diff: SessionDiff, decisions: HunkDecisions) -> list[str]:
     """Revert rejected hunks in the worktree and write edited hunks; return the paths changed.
 
-    Pending hunks stay: only what the user declined leaves the worktree.
+    Pending hunks stay: only what the user declined leaves the worktree. Before a file is
+    written, the decisions (in their session folder) note what is being declined or edited,
+    so the feedback still names it if a crash stops the send-back before the model is told.
     """
     rejected = decisions.ids(diff, "rejected")
     edits = decisions.edited_lines(diff)
@@ -41,19 +43,34 @@ def reset_to_reviewed(worktree: Path, diff: SessionDiff, decisions: HunkDecision
     root = worktree.resolve()
     current = {path: read_state(root, path) for path in writes}
     changed = {p: s for p, s in writes.items() if s != current[p]}
-    write_states(root, changed, current)
+    if changed:
+        decisions.note_sent(diff)
+        if decisions.home is not None:
+            save_decisions(decisions.home, decisions)
+        write_states(root, changed, current, scratch_dir(root))
+    else:
+        tidy_scratch(scratch_dir(root))  # what a send-back killed after its writes left
     return sorted(changed)
+
+
+def scratch_dir(worktree: Path) -> Path:
+    """Where temporary files for the worktree go: beside it in FrogDesk's worktrees folder (the
+    same file system), never inside it, where one a crash left would show up in the review."""
+    return worktree.with_name(f".{worktree.name}.frogdesk-scratch")
 
 
 def feedback_message(diff: SessionDiff, decisions: HunkDecisions) -> str:
     """The user message that tells the model which changes were declined or edited, and why."""
+    # First the hunks a send-back noted: one a crash cut short may have written them already.
+    labels = dict(decisions.sent)
+    labels.update((hunk.id, f"{change.path}: {hunk.header}") for change, hunk in diff.hunks())
     declined: list[str] = []
     edited: list[str] = []
-    for change, hunk in diff.hunks():
-        if decisions.decision(hunk.id) == "rejected":
-            declined.append(f"- {change.path}: {hunk.header}")
-        elif hunk.id in decisions.edits:
-            edited.append(f"- {change.path}: {hunk.header}")
+    for hunk_id, label in labels.items():
+        if decisions.decision(hunk_id) == "rejected":
+            declined.append(f"- {label}")
+        elif hunk_id in decisions.edits:
+            edited.append(f"- {label}")
     parts: list[str] = []
     if declined:
         parts.append(

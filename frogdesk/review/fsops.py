@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from frogdesk.durable import write_new
 from frogdesk.errors import FrogDeskError
 from frogdesk.review.model import SYMLINK_MODE
 from frogdesk.review.target import FileState
@@ -62,28 +61,70 @@ class WriteReport:
     removed_dirs: list[str] = field(default_factory=list)
 
 
-def _stage(path: Path, state: FileState) -> Path:
-    """Write state to a fresh temporary sibling of path, verified, and return the temp path."""
-    tmp = path.with_name(f".{path.name}.frogdesk-{secrets.token_hex(6)}")
+def _stage(path: Path, state: FileState, scratch: Path) -> Path:
+    """Write state to a fresh temporary file in scratch, verified, and return its path."""
+    tmp = scratch / f"{os.getpid()}-{secrets.token_hex(6)}"
     stage_file(tmp, state, file_mode(path, state.mode))
     return tmp
 
 
 def stage_file(tmp: Path, state: FileState, perms: int) -> None:
-    """Create tmp (it must not exist) holding state, fsynced and read back; removed on failure."""
+    """Create tmp (it must not exist) holding state, fsynced and read back; removed on failure.
+
+    A regular file gets its permission bits before its first byte, so a crash never
+    leaves the complete content under other bits (recovery accepts a staged file by both).
+    """
     if state.mode == SYMLINK_MODE:
         os.symlink(os.fsdecode(state.content), tmp)
         if os.fsencode(os.readlink(tmp)) != state.content:
             raise OSError(f"verification failed for {tmp}")
         return
     try:
-        write_new(tmp, state.content, 0o600)
-        os.chmod(tmp, perms)
+        _write_with_bits(tmp, state.content, perms)
         if tmp.read_bytes() != state.content:
             raise OSError(f"verification failed for {tmp}")
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _write_with_bits(path: Path, data: bytes, perms: int) -> None:
+    """Create path with exactly `perms` (the umask aside), then write and fsync data."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, perms)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def tidy_scratch(scratch: Path) -> None:
+    """Remove what a crash left in scratch, and scratch itself once it is empty."""
+    _sweep_dead(scratch)
+    with contextlib.suppress(OSError):
+        scratch.rmdir()  # only when empty: another process may be writing there
+
+
+def _sweep_dead(scratch: Path) -> None:
+    """Remove the temporary files that processes which died (a crash, a kill) left in scratch."""
+    with contextlib.suppress(FileNotFoundError):
+        for entry in scratch.iterdir():
+            pid, _, token = entry.name.partition("-")
+            if pid.isdigit() and token and not _alive(int(pid)):
+                entry.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
 
 
 def file_mode(path: Path, mode: str) -> int:
@@ -123,13 +164,18 @@ def prune_dirs(root: Path, rel: str, report: WriteReport) -> None:
 
 
 def write_states(
-    root: Path, writes: Mapping[str, FileState | None], expected: Mapping[str, FileState | None]
+    root: Path,
+    writes: Mapping[str, FileState | None],
+    expected: Mapping[str, FileState | None],
+    scratch: Path,
 ) -> WriteReport:
     """Bring every path to its state (None: delete), all or nothing.
 
     Each path's current state must still equal `expected` (the state the plan was made
-    against); new contents are staged and verified in temporary files first, then moved in
-    place with os.replace; if anything fails, every path already changed is put back.
+    against); new contents are staged and verified in temporary files in `scratch` (a
+    folder outside root, on its file system: a temp file a crash leaves is never taken for
+    one of root's files), then moved in place with os.replace; if anything fails, every
+    path already changed is put back.
     """
     report = WriteReport()
     for rel in writes:
@@ -137,13 +183,33 @@ def write_states(
             raise UnsafePath(
                 f"{rel} changed while the apply was being prepared; nothing was written"
             )
+    scratch.mkdir(parents=True, exist_ok=True)
+    try:
+        _sweep_dead(scratch)
+        _write_all(root, writes, expected, scratch, report)
+    finally:
+        tidy_scratch(scratch)
+    for rel, state in writes.items():
+        if state is None:
+            prune_dirs(root, rel, report)
+    return report
+
+
+def _write_all(
+    root: Path,
+    writes: Mapping[str, FileState | None],
+    expected: Mapping[str, FileState | None],
+    scratch: Path,
+    report: WriteReport,
+) -> None:
+    """Stage every new content, then move each in place; on failure put everything back."""
     staged: dict[str, Path] = {}
     done: list[str] = []
     try:
         for rel, state in writes.items():
             if state is not None:
                 ensure_dirs(root, rel, report)
-                staged[rel] = _stage(check_path(root, rel), state)
+                staged[rel] = _stage(check_path(root, rel), state, scratch)
         for rel, state in writes.items():
             path = check_path(root, rel)
             if state is None:
@@ -155,18 +221,16 @@ def write_states(
     except BaseException:
         for tmp in staged.values():
             tmp.unlink(missing_ok=True)
-        _roll_back(root, done, expected)
+        _roll_back(root, done, expected, scratch)
         for rel in reversed(report.created_dirs):
             with contextlib.suppress(OSError):
                 (root / rel).rmdir()
         raise
-    for rel, state in writes.items():
-        if state is None:
-            prune_dirs(root, rel, report)
-    return report
 
 
-def _roll_back(root: Path, done: list[str], expected: Mapping[str, FileState | None]) -> None:
+def _roll_back(
+    root: Path, done: list[str], expected: Mapping[str, FileState | None], scratch: Path
+) -> None:
     """Put back the paths already changed by a failed write_states."""
     for rel in reversed(done):
         path = root / rel
@@ -174,4 +238,4 @@ def _roll_back(root: Path, done: list[str], expected: Mapping[str, FileState | N
         if prior is None:
             path.unlink(missing_ok=True)
         else:
-            os.replace(_stage(path, prior), path)
+            os.replace(_stage(path, prior, scratch), path)

@@ -16,6 +16,7 @@ from typing import Literal
 from frogdesk.durable import atomic_write_text, fsync_dir
 from frogdesk.errors import FrogDeskError
 from frogdesk.review.gitcmd import git_out
+from frogdesk.review.refmove import RefMove
 from frogdesk.review.target import StateRef
 from frogdesk.typedjson import build
 
@@ -57,6 +58,8 @@ class Journal:
     files: list[JournalEntry] = field(default_factory=list)
     new_dirs: list[str] = field(default_factory=list)
     """Folders the after state needs that did not exist before, parents first."""
+    history: RefMove | None = None
+    """The move of HEAD's branch and index that comes after the files (--commit, or its undo)."""
 
     def to_json(self) -> str:
         """Serialize as JSON."""

@@ -41,6 +41,8 @@ class ApplyRecord:
     created_dirs: list[str] = field(default_factory=list)
     index_before: dict[str, list[str]] | None = None
     """With a commit: the index entries of the files before the apply (`git ls-files -s`)."""
+    commit_skipped: str = ""
+    """With --commit but no commit made (HEAD moved meanwhile): why, as the user was told."""
 
     def to_json(self) -> str:
         """Serialize as JSON."""

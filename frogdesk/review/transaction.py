@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import shutil
-import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -38,15 +36,13 @@ from frogdesk.review.journal import (
 from frogdesk.review.model import SYMLINK_MODE
 from frogdesk.review.records import (
     ApplyRecord,
-    blobs_dir,
     drop_record,
     load_record,
     update_record,
 )
+from frogdesk.review.refmove import HistoryOutcome, advance
+from frogdesk.review.sources import Source, blob_source, read_exact, staged_source
 from frogdesk.review.target import FileState, StateRef, ref_of
-
-Source = Callable[[StateRef], FileState | None]
-"""Where a state's content comes from: memory, the staging folder or the record's blobs."""
 
 
 class Unrecoverable(FrogDeskError):
@@ -63,14 +59,26 @@ class Recovered:
     changed: list[str] = field(default_factory=list)
     left: list[str] = field(default_factory=list)
     """Files in neither state (changed by someone after the crash): not touched."""
+    history: HistoryOutcome | None = None
+    """With a commit or its undo in the transaction: what became of it."""
 
     def describe(self) -> str:
         """One line for the user."""
         what = f"an interrupted {self.kind} of session {self.session_id}"
         line = f"{self.direction} {what} ({len(self.changed)} file(s) written)"
+        if self.history is not None:
+            line += f"; {self.history.message}"
         if self.left:
             line += f"; left as they are, changed since: {', '.join(self.left)}"
         return line
+
+
+@dataclass
+class Outcome:
+    """What a transaction did: the folders it made or removed, and its ref move, if any."""
+
+    report: WriteReport
+    history: HistoryOutcome | None = None
 
 
 def plan_journal(
@@ -103,16 +111,16 @@ def run_transaction(
     after: Mapping[str, FileState | None],
     *,
     on_journaled: Callable[[], None] = lambda: None,
-    on_done: Callable[[WriteReport], None] = lambda report: None,
+    on_done: Callable[[Outcome], None] = lambda outcome: None,
     faults: FaultPoints | None = None,
-) -> WriteReport:
+) -> Outcome:
     """Bring every journaled path from `before` to `after`, all or nothing, crash-safe.
 
     The journal goes to session_dir first (without one, a failure is still reverted, but a
     crash is not), then `on_journaled` runs (the apply saves its undo record there), new
     contents are staged and fsynced under the repository's git folder, renamed into place,
-    the folders fsynced, `on_done` runs (records are brought up to date), and only then is
-    the journal removed.
+    the folders fsynced, the journal's ref move is made (a commit, or taking one back),
+    `on_done` runs (records are brought up to date), and only then is the journal removed.
     """
     faults = faults or FaultPoints.from_env()
     root = Path(journal.repo)
@@ -141,21 +149,38 @@ def run_transaction(
                     faults.step(f"staged {entry.path}")
             fsync_dir(staging)
             faults.step("staging synced")
-            report = _forward(journal, _staged_source(journal), faults)
+            outcome = Outcome(_forward(journal, staged_source(journal), faults))
+            outcome.history = _move_history(journal, faults)
         except BaseException:
             memory = {StateRef.of(s): s for s in before.values() if s is not None}
             _back(journal, memory.get, FaultPoints())
+            _take_back_history(journal)
             _clean_staging(journal)
             if session_dir is not None:
                 remove_journal(session_dir)
             raise
-        on_done(report)
+        on_done(outcome)
         faults.step("records updated")
         _clean_staging(journal)
         if session_dir is not None:
             remove_journal(session_dir)
         faults.step("journal removed")
-        return report
+        return outcome
+
+
+def _move_history(journal: Journal, faults: FaultPoints) -> HistoryOutcome | None:
+    """Make the journal's ref move (after the files: a commit names their new contents)."""
+    if journal.history is None:
+        return None
+    moved = advance(Path(journal.repo), journal.history)
+    faults.step("history moved")
+    return moved
+
+
+def _take_back_history(journal: Journal) -> None:
+    """Undo the journal's ref move where it was made (a no-op where it was not)."""
+    if journal.history is not None:
+        advance(Path(journal.repo), journal.history.reversed())
 
 
 def _state_now(root: Path, rel: str) -> StateRef | Literal["other"] | None:
@@ -165,21 +190,23 @@ def _state_now(root: Path, rel: str) -> StateRef | Literal["other"] | None:
         return "other"
 
 
-def _put(root: Path, entry: JournalEntry, state: FileState | None, tmp: Path) -> None:
-    """Move one path to `state` (None: remove it), from the staged file `tmp` when given."""
+def _put(root: Path, entry: JournalEntry, state: FileState | None, tmp: Path, perms: int) -> None:
+    """Move one path to `state` (None: remove it) with permission bits `perms` (0: derived
+    from the file's own), from the staged file `tmp` when it is complete."""
     path = check_path(root, entry.path)
     if state is None:
         path.unlink(missing_ok=True)
         return
     report = WriteReport()
     ensure_dirs(root, entry.path, report)
+    perms = perms or file_mode(path, state.mode)
     if tmp.is_symlink() or tmp.exists():
-        if _read_exact(tmp, StateRef.of(state)) is not None:
+        if read_exact(tmp, StateRef.of(state), perms) is not None:
             os.replace(tmp, path)
             return
         tmp.unlink()  # torn by a crash while it was staged
     tmp.parent.mkdir(parents=True, exist_ok=True)
-    stage_file(tmp, state, file_mode(path, state.mode))
+    stage_file(tmp, state, perms)
     os.replace(tmp, path)
 
 
@@ -195,7 +222,8 @@ def _forward(journal: Journal, source: Source, faults: FaultPoints) -> WriteRepo
         state = source(entry.after) if entry.after is not None else None
         if entry.after is not None and state is None:
             raise Unrecoverable(f"the new content of {entry.path} is gone")
-        _put(root, entry, state, staging / entry.staged if entry.staged else staging / "none")
+        tmp = staging / entry.staged if entry.staged else staging / "none"
+        _put(root, entry, state, tmp, entry.perms)
         parents.add((root / entry.path).parent)
         faults.step(f"renamed {entry.path}")
     for folder in sorted(parents, key=lambda p: len(p.parts), reverse=True):
@@ -219,7 +247,7 @@ def _back(journal: Journal, source: Source, faults: FaultPoints) -> list[str]:
         state = source(entry.before) if entry.before is not None else None
         if entry.before is not None and state is None:
             raise Unrecoverable(f"the prior content of {entry.path} is gone")
-        _put(root, entry, state, staging / f"back-{i:06d}")
+        _put(root, entry, state, staging / f"back-{i:06d}", 0)
         fsync_dir((root / entry.path).parent)
         changed.append(entry.path)
         faults.step(f"reverted {entry.path}")
@@ -229,49 +257,6 @@ def _back(journal: Journal, source: Source, faults: FaultPoints) -> list[str]:
     return changed
 
 
-def _staged_source(journal: Journal) -> Source:
-    """Contents from the staging folder, accepted only when complete (hash and mode match)."""
-    by_ref = {e.after: e for e in journal.files if e.after is not None and e.staged}
-
-    def find(ref: StateRef) -> FileState | None:
-        entry = by_ref.get(ref)
-        return _read_exact(Path(journal.staging) / entry.staged, ref) if entry else None
-
-    return find
-
-
-def _blob_source(session_dir: Path, record_id: str, fallback: Source) -> Source:
-    """Contents from the apply record's blobs (by sha256), else from `fallback`."""
-    blobs = blobs_dir(session_dir, record_id)
-
-    def find(ref: StateRef) -> FileState | None:
-        try:
-            data = (blobs / ref.sha256).read_bytes()
-        except FileNotFoundError:
-            return fallback(ref)
-        state = FileState(data, ref.mode)
-        return state if StateRef.of(state) == ref else fallback(ref)
-
-    return find
-
-
-def _read_exact(path: Path, ref: StateRef) -> FileState | None:
-    """The state at path if it is exactly `ref` (a torn or missing staged file is None)."""
-    try:
-        info = path.lstat()
-        if stat.S_ISLNK(info.st_mode):
-            data = os.fsencode(os.readlink(path))
-        elif stat.S_ISREG(info.st_mode):
-            data = path.read_bytes()
-        else:
-            return None
-    except FileNotFoundError:
-        return None
-    if hashlib.sha256(data).hexdigest() != ref.sha256:
-        return None
-    return FileState(data, ref.mode)
-
-
 def _clean_staging(journal: Journal) -> None:
     staging = Path(journal.staging)
     shutil.rmtree(staging, ignore_errors=True)
@@ -279,13 +264,22 @@ def _clean_staging(journal: Journal) -> None:
         staging.parent.rmdir()  # the shared staging folder, when no other transaction uses it
 
 
-def finish_apply(session_dir: Path, journal: Journal, report: WriteReport) -> None:
-    """An apply went all the way: its record lists the folders it made (undo removes them)."""
+def finish_apply(session_dir: Path, journal: Journal, outcome: Outcome) -> None:
+    """An apply went all the way: its record lists the folders it made (undo removes them)
+    and its commit with the index entries it replaced (undo takes it back), or why there
+    is none."""
     record = load_record(session_dir, journal.record_id)
-    if record is not None:
-        root = Path(journal.repo)
-        record.created_dirs = [d for d in report.created_dirs if (root / d).is_dir()]
-        update_record(session_dir, record)
+    if record is None:
+        return
+    root = Path(journal.repo)
+    record.created_dirs = [d for d in outcome.report.created_dirs if (root / d).is_dir()]
+    move, moved = journal.history, outcome.history
+    if move is not None and moved is not None:
+        if moved.done:
+            record.commit, record.index_before = move.new, move.index_old
+        else:
+            record.commit_skipped = moved.message
+    update_record(session_dir, record)
 
 
 def finish_undo(session_dir: Path, record: ApplyRecord) -> None:
@@ -303,7 +297,9 @@ def recover(session_dir: Path, faults: FaultPoints | None = None) -> Recovered |
 
     An apply is finished when every content it still needs is complete (staged or in the
     record), else reverted from the record's prior contents; an undo is always finished
-    (its contents are the record's). Files found in neither state are left alone and named.
+    (its contents are the record's). A journaled ref move (a commit, or taking one back)
+    goes the same way as the files, from wherever the crash left it. Files found in neither
+    state are left alone and named.
     """
     faults = faults or FaultPoints.from_env()
     with session_lock(session_dir, wait=False) as held:
@@ -314,7 +310,7 @@ def recover(session_dir: Path, faults: FaultPoints | None = None) -> Recovered |
         left = [
             e.path for e in journal.files if _state_now(root, e.path) not in (e.before, e.after)
         ]
-        source = _blob_source(session_dir, journal.record_id, _staged_source(journal))
+        source = blob_source(session_dir, journal.record_id, staged_source(journal))
         pending = [
             e for e in journal.files if e.path not in left and _state_now(root, e.path) != e.after
         ]
@@ -322,9 +318,10 @@ def recover(session_dir: Path, faults: FaultPoints | None = None) -> Recovered |
         done = Recovered(journal.session_id, journal.kind, "finished", left=left)
         if complete:
             done.changed = [e.path for e in pending if e.before != e.after]
-            report = _forward(journal, source, faults)
+            outcome = Outcome(_forward(journal, source, faults))
+            done.history = outcome.history = _move_history(journal, faults)
             if journal.kind == "apply":
-                finish_apply(session_dir, journal, report)
+                finish_apply(session_dir, journal, outcome)
             else:
                 record = load_record(session_dir, journal.record_id)
                 if record is not None:
@@ -332,6 +329,7 @@ def recover(session_dir: Path, faults: FaultPoints | None = None) -> Recovered |
         else:
             done.direction = "rolled back"
             done.changed = _back(journal, source, faults)
+            _take_back_history(journal)
             if journal.kind == "apply":
                 drop_record(session_dir, journal.record_id)
         _clean_staging(journal)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frogdesk.review.commit import Uncommitted, uncommit
-from frogdesk.review.fsops import UnsafePath, WriteReport, read_state
+from frogdesk.review.commit import plan_uncommit
+from frogdesk.review.fsops import UnsafePath, read_state
 from frogdesk.review.journal import new_journal
 from frogdesk.review.records import (
     APPLIES_DIR,
@@ -20,8 +20,9 @@ from frogdesk.review.records import (
     save_record,
     update_record,
 )
+from frogdesk.review.refmove import HistoryOutcome, RefMove
 from frogdesk.review.target import FileState, StateRef, ref_of
-from frogdesk.review.transaction import finish_undo, plan_journal, run_transaction
+from frogdesk.review.transaction import Outcome, finish_undo, plan_journal, run_transaction
 
 __all__ = [
     "APPLIES_DIR",
@@ -47,7 +48,7 @@ class UndoResult:
     record: ApplyRecord
     restored: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
-    history: Uncommitted | None = None
+    history: HistoryOutcome | None = None
     """With a committed apply: whether its commit was taken back, or why not."""
 
     @property
@@ -85,7 +86,8 @@ def undo_apply(session_dir: Path, record: ApplyRecord) -> UndoResult:
     Each file may be in its after state (the apply's result) or already in its before
     state (an apply or undo a crash interrupted); any other state refuses the whole undo.
     A committed apply also takes its commit back (HEAD, its branch and the files' index
-    entries) when HEAD still is that commit; otherwise the commit stays and the result says why.
+    entries) when HEAD still is that commit; otherwise the commit stays and the result says
+    why. Files and commit go back in one journaled transaction: a crash is finished later.
     """
     result = UndoResult(record)
     root = Path(record.repo)
@@ -101,14 +103,42 @@ def undo_apply(session_dir: Path, record: ApplyRecord) -> UndoResult:
             result.refused.append(item.path)
     if result.refused:
         return result
-    if record.commit:
-        result.history = (
-            uncommit(root, record.commit, record.index_before)
-            if record.index_before is not None
-            else Uncommitted(
-                False, f"commit {record.commit[:12]} stays: its apply did not record the index"
-            )
+    move = _plan_history(root, record)
+    if isinstance(move, HistoryOutcome):
+        result.history, move = move, None
+    writes = _prior_states(session_dir, record, current)
+    if writes or move is not None:
+        prior = {p: current[p] for p in writes}
+        journal = new_journal("undo", record.session_id, root, record.id)
+        plan_journal(journal, root, prior, writes)
+        journal.history = move
+
+        def finish(outcome: Outcome) -> None:
+            finish_undo(session_dir, record)
+
+        done = run_transaction(session_dir, journal, prior, writes, on_done=finish)
+        result.history = done.history or result.history
+    else:
+        finish_undo(session_dir, record)
+    result.restored = [item.path for item in record.files]
+    return result
+
+
+def _plan_history(root: Path, record: ApplyRecord) -> RefMove | HistoryOutcome | None:
+    """How the apply's commit is taken back, why it stays, or None without a commit."""
+    if not record.commit:
+        return None
+    if record.index_before is None:
+        return HistoryOutcome(
+            False, f"commit {record.commit[:12]} stays: its apply did not record the index"
         )
+    return plan_uncommit(root, record.commit, record.index_before)
+
+
+def _prior_states(
+    session_dir: Path, record: ApplyRecord, current: dict[str, FileState | None]
+) -> dict[str, FileState | None]:
+    """The recorded prior state of every file not already back in it."""
     blobs = blobs_dir(session_dir, record.id)
     writes: dict[str, FileState | None] = {}
     for item in record.files:
@@ -120,16 +150,4 @@ def undo_apply(session_dir: Path, record: ApplyRecord) -> UndoResult:
             if before is not None
             else None
         )
-    prior = {p: current[p] for p in writes}
-
-    def finish(report: WriteReport) -> None:
-        finish_undo(session_dir, record)
-
-    if writes:
-        journal = new_journal("undo", record.session_id, root, record.id)
-        plan_journal(journal, root, prior, writes)
-        run_transaction(session_dir, journal, prior, writes, on_done=finish)
-    else:
-        finish_undo(session_dir, record)
-    result.restored = [item.path for item in record.files]
-    return result
+    return writes
