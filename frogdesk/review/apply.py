@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.errors import FrogDeskError
+from frogdesk.inert import inert_line
 from frogdesk.review.commit import plan_commit
 from frogdesk.review.fsops import UnsafePath, read_state
 from frogdesk.review.gitcmd import read_blobs
@@ -69,7 +70,7 @@ class ApplyResult:
             lines += [f"  {c.describe()}" for c in self.conflicts]
             return "\n".join(lines)
         lines = [f"applied {len(self.written)} file(s)"]
-        lines += [f"  {p}" for p in self.written]
+        lines += [f"  {inert_line(p)}" for p in self.written]  # one line per name, newline or not
         if self.history is not None:
             lines.append(self.history.message)
         elif self.commit:

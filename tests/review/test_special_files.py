@@ -118,3 +118,11 @@ def test_a_name_that_is_not_utf8_applies_and_undoes(
     undone = undo_apply(session_dir, load_records(session_dir)[-1])
     assert undone.ok, undone.report()
     assert not (special_repo / odd).exists() and not (special_repo / "plain.txt").exists()
+
+
+def test_an_apply_report_shows_one_line_per_file() -> None:
+    """A name with a newline cannot print a line of its own (`frogdesk: all undone`)."""
+    from frogdesk.review.apply import ApplyResult
+
+    report = ApplyResult(True, written=["a\nfrogdesk: all undone.txt", "b.txt"]).report()
+    assert report.splitlines() == ["applied 2 file(s)", "  a\\nfrogdesk: all undone.txt", "  b.txt"]
