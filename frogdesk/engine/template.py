@@ -71,6 +71,7 @@ def _make_environment() -> BoundedSandbox:
         extensions=[loopcontrols, _GenerationTag],
     )
     env.filters["tojson"] = _tojson
+    env.bound_filters()  # tojson too: its indent and separators write text
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
     return env

@@ -21,7 +21,7 @@ from frogdesk.config import Settings
 from frogdesk.durable import publish
 from frogdesk.errors import DiskFullError
 from frogdesk.models.errors import ModelError
-from frogdesk.models.hub_http import open_url
+from frogdesk.models.hub_http import RequestDeadline, open_url
 from frogdesk.sizes import human_bytes
 
 __all__ = ["DiskFullError"]  # raised here for a full disk; the partial file is deleted
@@ -51,7 +51,7 @@ class DownloadLimits:
     """Bounds on one download run, so a server that trickles bytes cannot hold it forever."""
 
     deadline: float = 0.0
-    """Seconds the whole run may take; 0 for no deadline."""
+    """Seconds the whole run may take, from the connection on; 0 for no deadline."""
     min_rate: float = 1024.0
     """Bytes per second the download must average over each `window`; 0 to allow any rate."""
     window: float = 60.0
@@ -227,9 +227,18 @@ def download(
     return dest
 
 
-def _open_range(url: str, start: int, token: str | None, timeout: float) -> Any:
+def _open_range(
+    url: str, start: int, token: str | None, timeout: float, deadline: RequestDeadline
+) -> Any:
     headers = {"Range": f"bytes={start}-"} if start else {}
-    return open_url(url, token=token, timeout=timeout, headers=headers)
+    return open_url(url, token=token, timeout=timeout, headers=headers, deadline=deadline)
+
+
+def _past_deadline(name: str, have: int, total: int, limits: DownloadLimits) -> DownloadStalled:
+    return DownloadStalled(
+        f"{name}: stopped at {have} of {total} bytes after the {limits.deadline:g} s "
+        "download deadline; the partial is kept, run again to resume"
+    )
 
 
 def _fetch_into(
@@ -260,27 +269,47 @@ def _fetch_into(
         )
     report = _Reporter(name, expected.size, have, progress)
     if have < expected.size:
-        try:
-            response = _open_range(url, have, token, min(limits.timeout, limits.window))
-        except urllib.error.HTTPError as exc:
-            if exc.code == 416:  # the server's file is shorter than our partial: start over
-                os.ftruncate(fd, 0)
-            raise _http_error(exc, name) from None
-        except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
-            raise DownloadError(f"{name}: cannot connect ({exc}); run again to resume") from None
-        with response:
-            content_range = response.headers.get("Content-Range", "")
-            if response.status == 206 and not content_range.startswith(f"bytes {have}-"):
+        # the deadline holds from the connection on: headers can drip as slowly as a body
+        with RequestDeadline(limits.deadline) as deadline:
+            try:
+                timeout = min(limits.timeout, limits.window)
+                response = _open_range(url, have, token, timeout, deadline)
+            except urllib.error.HTTPError as exc:
+                if exc.code == 416:  # the server's file is shorter than our partial: start over
+                    os.ftruncate(fd, 0)
+                raise _http_error(exc, name) from None
+            except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+                if deadline.expired:
+                    raise _past_deadline(name, have, expected.size, limits) from None
                 raise DownloadError(
-                    f"{name}: the server answered range {have}- with '{content_range}'"
+                    f"{name}: cannot connect ({exc}); run again to resume"
+                ) from None
+            with response:
+                if deadline.expired:  # its headers may be cut short: trust none of them
+                    raise _past_deadline(name, have, expected.size, limits)
+                content_range = response.headers.get("Content-Range", "")
+                if response.status == 206 and not content_range.startswith(f"bytes {have}-"):
+                    raise DownloadError(
+                        f"{name}: the server answered range {have}- with '{content_range}'"
+                    )
+                if have and response.status == 200:  # the server ignored the range: start over
+                    os.ftruncate(fd, 0)
+                    have = 0
+                    hasher = _new_hasher(expected)
+                    report.start = 0
+                os.lseek(fd, have, os.SEEK_SET)
+                have = _copy(
+                    response,
+                    fd,
+                    hasher,
+                    have,
+                    expected.size,
+                    name,
+                    report,
+                    cancel,
+                    limits,
+                    deadline,
                 )
-            if have and response.status == 200:  # the server ignored the range: start over
-                os.ftruncate(fd, 0)
-                have = 0
-                hasher = _new_hasher(expected)
-                report.start = 0
-            os.lseek(fd, have, os.SEEK_SET)
-            have = _copy(response, fd, hasher, have, expected.size, name, report, cancel, limits)
     report(have, final=True)
     if have != expected.size:
         raise DownloadError(
@@ -305,8 +334,9 @@ def _copy(
     report: _Reporter,
     cancel: threading.Event | None,
     limits: DownloadLimits,
+    deadline: RequestDeadline,
 ) -> int:
-    began = window_start = time.monotonic()
+    window_start = time.monotonic()
     window_bytes = 0
     while have < total:
         if cancel is not None and cancel.is_set():
@@ -314,11 +344,8 @@ def _copy(
                 f"{name}: cancelled at {have} of {total} bytes; run again to resume"
             )
         now = time.monotonic()
-        if limits.deadline and now - began > limits.deadline:
-            raise DownloadStalled(
-                f"{name}: stopped at {have} of {total} bytes after the {limits.deadline:g} s "
-                "download deadline; the partial is kept, run again to resume"
-            )
+        if deadline.expired:
+            raise _past_deadline(name, have, total, limits)
         if now - window_start >= limits.window:
             if limits.min_rate and window_bytes < limits.min_rate * (now - window_start):
                 raise DownloadStalled(
@@ -330,16 +357,21 @@ def _copy(
         try:
             # read1 returns what has arrived: read() would wait for a whole chunk, however slow
             block = response.read1(min(CHUNK, total - have))
-        except TimeoutError:
-            raise DownloadStalled(
-                f"{name}: stalled at {have} of {total} bytes (nothing received for "
-                f"{min(limits.timeout, limits.window):g} s); the partial is kept, run again to resume"
-            ) from None
         except (OSError, http.client.HTTPException) as exc:
+            if deadline.expired:  # the deadline shut the connection
+                raise _past_deadline(name, have, total, limits) from None
+            if isinstance(exc, TimeoutError):
+                raise DownloadStalled(
+                    f"{name}: stalled at {have} of {total} bytes (nothing received for "
+                    f"{min(limits.timeout, limits.window):g} s); the partial is kept, "
+                    "run again to resume"
+                ) from None
             raise DownloadError(
                 f"{name}: connection lost at {have} of {total} bytes ({exc}); run again to resume"
             ) from None
         if not block:
+            if deadline.expired:
+                raise _past_deadline(name, have, total, limits)
             break
         try:
             _write_all(fd, block)

@@ -6,6 +6,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from frogdesk.inert import inert_line
 from frogdesk.models.download import DownloadLimits, Expected, ProgressCallback, download
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hf_cache import (
@@ -78,6 +79,10 @@ def pull(
     A part whose blob is already in the cache (pulled by any tool) is only linked. Offline
     (HF_HUB_OFFLINE), a part that is not in the cache is an error, not a request.
     """
+    if listing.repo != spec.repo:  # the listing names where bytes come from, the spec where they go
+        raise ModelError(
+            f"{spec.repo}: the listing given is of another repo ({inert_line(listing.repo)})"
+        )
     plan = plan_pull(spec, listing, cache_dir)
     commit = _commit(listing)
     offline = offline_requested() if offline is None else offline

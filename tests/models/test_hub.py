@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.models.errors import ModelError
-from frogdesk.models.hub import list_repo, resolve_endpoint
+from frogdesk.models.hub import age_text, list_repo, resolve_endpoint
 from frogdesk.models.spec import group_files
 from frogdesk.paths import AppPaths
 from tests.support.hub_server import PREFIX, REPO, RunningHub
@@ -55,6 +55,8 @@ def test_offline_listing_comes_from_the_saved_copy(
         ("blob_id", "../x"),
         ("sha256", "not-a-digest"),
         ("size", "big"),
+        ("size", 10**400),  # a float overflow wherever sizes are added up or compared
+        ("size", -1),
     ],
 )
 def test_a_damaged_saved_listing_counts_as_none(hub: RunningHub, field: str, value: object) -> None:
@@ -70,6 +72,46 @@ def test_a_damaged_saved_listing_counts_as_none(hub: RunningHub, field: str, val
     saved.write_text(json.dumps(data))
     with pytest.raises(ModelError, match="offline and no saved listing"):
         list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache, offline=True)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("endpoint", "http://127.0.0.1:9"),  # pull would send the token there
+        ("endpoint", "https://other.example"),
+        ("repo", "someone/Other-GGUF"),
+        ("revision", "dev"),
+        ("commit", "../../x"),
+        ("fetched_at", float("nan")),
+        ("fetched_at", float("-inf")),
+    ],
+)
+def test_a_saved_listing_serves_only_the_endpoint_repo_and_revision_it_was_saved_for(
+    hub: RunningHub, field: str, value: object
+) -> None:
+    cache = AppPaths.default().cache_dir
+    list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache)
+    (saved,) = (cache / "hub-listings").rglob("*.json")
+    listing = list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache, offline=True)
+    assert listing.from_cache and listing.endpoint == hub.endpoint  # the control
+    saved.write_text(json.dumps({**json.loads(saved.read_text()), field: value}))
+    with pytest.raises(ModelError, match="offline and no saved listing"):
+        list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache, offline=True)
+
+
+def test_a_saved_listing_nested_too_deeply_counts_as_none(hub: RunningHub) -> None:
+    cache = AppPaths.default().cache_dir
+    list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache)
+    (saved,) = (cache / "hub-listings").rglob("*.json")
+    assert list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache, offline=True).from_cache
+    saved.write_text("[" * 100_000)
+    with pytest.raises(ModelError, match="offline and no saved listing"):
+        list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache, offline=True)
+
+
+def test_an_age_that_is_not_a_number_reads_as_unknown() -> None:
+    assert age_text(float("nan")) == age_text(float("inf")) == "an unknown time"
+    assert age_text(30) == "30 s"  # the control
 
 
 def test_offline_without_saved_listing_says_how_to_fix(tmp_path: Path) -> None:

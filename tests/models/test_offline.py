@@ -103,7 +103,8 @@ def test_unresolvable_host_json_and_library_call_fall_back(
     saved = next(cache.rglob("main.json"))
     target = cache / "hub-listings" / "frogdesk-hub.invalid" / saved.parent.name / "main.json"
     target.parent.mkdir(parents=True)
-    target.write_text(saved.read_text())  # as if listed from that host earlier
+    earlier = {**json.loads(saved.read_text()), "endpoint": UNRESOLVABLE}
+    target.write_text(json.dumps(earlier))  # as if listed from that host earlier
     connections.clear()
     offline = list_repo(REPO, endpoint=UNRESOLVABLE, cache_dir=cache, retry=RetryPolicy())
     assert len(connections) == 1  # a retry policy does not retry what cannot heal

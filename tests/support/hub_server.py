@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlencode, urlsplit
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 REPO = "bartowski/microsoft_FrogNano-4B-2609-GGUF"
@@ -62,6 +62,18 @@ class HubState:
     """Body bytes sent per (file path, Range header)."""
     requests: list[tuple[str, str, str]] = field(default_factory=list)
     """(method, path, Range header) of every request."""
+    page_size: int = 0
+    """Tree entries per page, linked by `Link: rel="next"` as the Hub pages them; 0: one page."""
+    pages: str = ""
+    """With page_size: `loop` links every page back to itself, `endless` never stops linking."""
+    tree_body: bytes | None = None
+    """When set, the tree API answers with these bytes as they are (a broken or hostile Hub)."""
+    drip: str = ""
+    """`api`: API replies promise 32 MiB and send one space per drip_pause; `headers`: resolve
+    answers send their headers one byte per drip_pause. Either until the client hangs up."""
+    drip_pause: float = 0.05
+    drip_for: float = 60.0
+    """The most seconds one dripping answer goes on (so the server can always stop)."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def tree(self, repo: str) -> list[dict[str, object]]:
@@ -105,14 +117,52 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         pass
 
-    def _json(self, status: int, payload: object) -> None:
-        body = json.dumps(payload).encode()
+    def _json(self, status: int, payload: object, link: str = "") -> None:
+        self._body(status, json.dumps(payload).encode(), link)
+
+    def _body(self, status: int, body: bytes, link: str = "") -> None:
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
+        if link:
+            self.send_header("Link", f'<{link}>; rel="next"')
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
+
+    def _drip(self, head: bytes, byte: bytes) -> None:
+        """Send head, then one byte at a time until the client hangs up (or drip_for ends)."""
+        state = self.server.state
+        self.close_connection = True
+        end = time.monotonic() + state.drip_for
+        try:
+            self.wfile.write(head)
+            while time.monotonic() < end:
+                self.wfile.write(byte)
+                time.sleep(state.drip_pause)
+        except OSError:  # the client hung up
+            pass
+
+    def _tree_page(self, entries: list[dict[str, object]]) -> None:
+        """All entries, or with page_size one page of them and a link to the next."""
+        state = self.server.state
+        if state.tree_body is not None:
+            self._body(200, state.tree_body)
+            return
+        size = state.page_size
+        if not size:
+            self._json(200, entries)
+            return
+        url = urlsplit(self.path)
+        query = parse_qs(url.query)
+        cursor = int(query.get("cursor", ["0"])[0])
+        query["cursor"] = [str(cursor + size)]
+        following = (
+            self.path if state.pages == "loop" else f"{url.path}?{urlencode(query, doseq=True)}"
+        )
+        more = state.pages in ("loop", "endless") or cursor + size < len(entries)
+        link = f"http://{self.headers['Host']}{following}" if more else ""
+        self._json(200, entries[cursor : cursor + size], link)
 
     def _authorized(self) -> bool:
         token = self.server.state.token
@@ -140,6 +190,12 @@ class _Handler(BaseHTTPRequestHandler):
             with state.lock:
                 status = state.fail_api.pop(0)
             self._json(status, {"error": "try later"})
+        elif path.startswith("/api/models/") and state.drip == "api":
+            self._drip(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 33554432\r\n\r\n",
+                b" ",
+            )
         elif path.startswith("/api/models/"):
             self._api(path.removeprefix("/api/models/"), parse_qs(url.query))
         elif "/resolve/" in path:
@@ -163,7 +219,7 @@ class _Handler(BaseHTTPRequestHandler):
             if query.get("recursive", ["false"])[0].lower() != "true":
                 depth = prefix.count("/") + (1 if prefix else 0)
                 entries = [e for e in entries if str(e["path"]).count("/") == depth]
-            self._json(200, entries)
+            self._tree_page(entries)
         elif tail and tail[0] == "revision":
             siblings = [{"rfilename": p} for p in sorted(state.repos[repo].files)]
             self._json(200, {"id": repo, "sha": COMMIT, "siblings": siblings})
@@ -172,6 +228,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _resolve(self, rest: str, from_cdn: bool = False) -> None:
         state = self.server.state
+        if state.drip == "headers":
+            self._drip(b"HTTP/1.1 200 OK\r\nX-Drip: ", b"a")
+            return
         repo_part, _, after = rest.partition("/resolve/")
         _revision, _, file_path = after.partition("/")
         repo = state.repos.get(repo_part)
