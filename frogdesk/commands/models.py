@@ -31,6 +31,7 @@ from frogdesk.models.model_warnings import (
     is_frognano,
     license_key,
     model_warnings,
+    recorded_quant,
 )
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.remove import remove_model
@@ -257,7 +258,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     assert name is not None
     key = spec.repo or info.name or path.name
     frog = is_frognano(spec.repo, path.name, info.name)
-    warnings = model_warnings(name, frog or False, settings.acknowledged, key)
+    recorded = recorded_quant(info.file_type)
+    warnings = model_warnings(name, frog or False, settings.acknowledged, key, recorded)
     if info.is_mmproj and not name.mmproj:
         warnings = model_warnings(
             parse_filename("mmproj-" + path.name) or name, frog, settings.acknowledged, key

@@ -13,7 +13,7 @@ from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
 from frogdesk.models.hub import RepoListing
 from frogdesk.models.local import LocalModel
 from frogdesk.models.memory import Plan, plan
-from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings
+from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings, recorded_quant
 from frogdesk.models.spec import GgufName, group_files
 from frogdesk.models.system_memory import MemoryAvailable
 
@@ -155,7 +155,15 @@ def local_rows(
                 local_path=model.path,
                 plan=plan(info, context, memory, kv_type) if info else None,
                 fit_basis="metadata",
-                warnings=tuple(model_warnings(model.name, frog, acknowledged, key)),
+                warnings=tuple(
+                    model_warnings(
+                        model.name,
+                        frog,
+                        acknowledged,
+                        key,
+                        recorded_quant(info.file_type) if info else None,
+                    )
+                ),
             )
         )
     return rows

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -18,6 +18,7 @@ LOW_BITS = "low-bits"
 NO_QUALITY_EVAL = "no-quality-eval"
 VISION_REFUSED = "vision-refused"
 LICENSE_AMBIGUOUS = "license-ambiguous"
+QUANT_MISNAMED = "quant-misnamed"
 
 
 @dataclass(frozen=True)
@@ -34,16 +35,41 @@ def is_frognano(*names: str) -> bool:
     return any("frognano" in n.lower().replace("-", "").replace("_", "") for n in names if n)
 
 
+def recorded_quant(file_type: str) -> str | None:
+    """The quant a GGUF records (`GgufInfo.file_type`), or None when it records none."""
+    return None if file_type in ("", "unknown", "GUESSED") else file_type
+
+
 def license_key(model: str) -> str:
     """The settings.acknowledged entry that records the license notice for this model."""
     return f"{LICENSE_AMBIGUOUS}:{model.lower()}"
 
 
 def model_warnings(
-    name: GgufName, frognano: bool, acknowledged: Sequence[str] = (), model_key: str = ""
+    name: GgufName,
+    frognano: bool,
+    acknowledged: Sequence[str] = (),
+    model_key: str = "",
+    file_quant: str | None = None,
 ) -> list[ModelWarning]:
-    """The warnings for one model file; the license notice only until acknowledged."""
+    """The warnings for one model file; the license notice only until acknowledged.
+
+    `file_quant` is the quant the GGUF itself records (`general.file_type`), when the file
+    has been read: the warnings follow it, not the name, which anyone can choose (a Q2_K
+    file named `...-BF16.gguf` would otherwise pass as validated).
+    """
     out: list[ModelWarning] = []
+    if file_quant and name.quant and file_quant.upper() != name.quant.upper():
+        out.append(
+            ModelWarning(
+                QUANT_MISNAMED,
+                "warning",
+                f"the file name says {name.quant} but the file holds {file_quant}; "
+                f"the warnings below are for {file_quant}",
+            )
+        )
+    if file_quant:
+        name = replace(name, quant=file_quant.upper())
     if name.mmproj:
         out.append(
             ModelWarning(

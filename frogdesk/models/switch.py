@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
-from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings
+from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings, recorded_quant
 from frogdesk.models.resolve import resolve_local
 from frogdesk.models.spec import parse_filename, parse_spec
 from frogdesk.paths import AppPaths
@@ -90,5 +90,7 @@ def plan_switch(
         path=path,
         info=info,
         cost=switch_cost(messages_tokens, info, prefill_tokens_per_second, settings.threads),
-        warnings=tuple(model_warnings(name, frog, settings.acknowledged, key)),
+        warnings=tuple(
+            model_warnings(name, frog, settings.acknowledged, key, recorded_quant(info.file_type))
+        ),
     )

@@ -1,6 +1,11 @@
-"""The six warnings: which model gets which, and the license notice shown once per model."""
+"""The seven warnings: which model gets which, and the license notice shown once per model."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 from frogdesk import config
 from frogdesk.models.model_warnings import (
@@ -17,6 +22,7 @@ from frogdesk.models.model_warnings import (
 )
 from frogdesk.models.spec import parse_filename
 from frogdesk.paths import AppPaths
+from tests.support.raw_gguf import gguf, kv_str, kv_u32, kv_u64
 
 
 def _ids(name: str, frognano: bool = True, acknowledged: list[str] | None = None) -> list[str]:
@@ -72,3 +78,44 @@ def test_frognano_detection() -> None:
     assert is_frognano("bartowski/microsoft_FrogNano-4B-2609-GGUF")
     assert is_frognano("", "frog_nano-q4.gguf")
     assert not is_frognano("HuggingFaceTB/SmolLM2-135M", "x.gguf")
+
+
+def _recorded_as(folder: Path, file_name: str, file_type: int) -> Path:
+    """A small GGUF named `file_name` whose header records `file_type` (10 is Q2_K)."""
+    path = folder / file_name
+    path.write_bytes(
+        gguf(
+            [
+                kv_str("general.architecture", "llama"),
+                kv_u32("general.file_type", file_type),
+                kv_u64("llama.block_count", 2),
+                kv_u64("llama.embedding_length", 64),
+                kv_u64("llama.attention.head_count", 4),
+                kv_u64("llama.context_length", 512),
+            ]
+        )
+    )
+    return path
+
+
+def test_the_warnings_follow_the_quant_the_file_records(tmp_path: Path) -> None:
+    """A Q2_K file named ...-BF16.gguf is warned about as Q2_K, and the name is called out.
+    The control: a file whose name and header agree gets no such line."""
+
+    def warnings_of(path: Path) -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "frogdesk", "models", "info", str(path), "--json"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        return [w["id"] for w in json.loads(done.stdout)["warnings"]]
+
+    misnamed = warnings_of(_recorded_as(tmp_path, "FrogNano-4B-2609-BF16.gguf", 10))
+    assert misnamed[0] == "quant-misnamed"
+    assert {"unvalidated-quant", "low-bits", "no-quality-eval"} <= set(misnamed)
+    honest = tmp_path / "honest"
+    honest.mkdir()
+    named = warnings_of(_recorded_as(honest, "FrogNano-4B-2609-Q2_K.gguf", 10))
+    assert "quant-misnamed" not in named and "low-bits" in named
