@@ -22,13 +22,14 @@ from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
-from frogdesk.inert import inert_text
+from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import (
     Notice,
 )
 from frogdesk.leaf.records import recovery_counts
 from frogdesk.leaf.trajectory import write_results
 from frogdesk.models.errors import ModelError
+from frogdesk.models.model_warnings import warnings_before_loading
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
 
@@ -148,11 +149,26 @@ def loading_backends(quiet: bool) -> BackendFactory:
             end = "\n" if percent >= 100 else ""
             print(f"\rloading the model: {percent:3d}%", end=end, file=sys.stderr, flush=True)
 
+    warned: set[Path] = set()
+
     def factory(record: Any, settings: Any, replies_done: int = 0) -> Any:
         shown[0] = -1
+        if record.backend not in ("script", "openai"):
+            _warn_before_loading(resolve_model_path(record.model, settings), warned)
         return default_backend(record, settings, replies_done, progress=None if quiet else line)
 
     return factory
+
+
+def _warn_before_loading(path: Path, warned: set[Path]) -> None:
+    """The model's honest warnings on stderr, once per file, before it loads."""
+    if path in warned:
+        return
+    warned.add(path)
+    for warning in warnings_before_loading(path):
+        print(
+            inert_line(f"frogdesk: {warning.level}: {warning.text} [{warning.id}]"), file=sys.stderr
+        )
 
 
 def run_session(

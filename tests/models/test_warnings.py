@@ -119,3 +119,29 @@ def test_the_warnings_follow_the_quant_the_file_records(tmp_path: Path) -> None:
     honest.mkdir()
     named = warnings_of(_recorded_as(honest, "FrogNano-4B-2609-Q2_K.gguf", 10))
     assert "quant-misnamed" not in named and "low-bits" in named
+
+
+def test_a_run_shows_the_warnings_before_the_model_loads(tmp_path: Path) -> None:
+    """`frogdesk run --model PATH` said nothing of the model before. The file here is not
+    loadable (its header only): the warnings come first, then the load's own error."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "a.txt").write_text("a\n")
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "i"],
+        check=True,
+    )
+    model = _recorded_as(tmp_path, "FrogNano-4B-2609-BF16.gguf", 10)
+    done = subprocess.run(
+        [sys.executable, "-m", "frogdesk", "run", "hi", "--repo", str(repo), "--model", str(model)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    lines = done.stderr.splitlines()
+    warned = [line for line in lines if line.startswith("frogdesk: warning:")]
+    assert warned and warned[0].endswith("[quant-misnamed]")
+    assert any(line.endswith("[unvalidated-quant]") for line in warned)
+    assert lines.index(warned[-1]) < lines.index(next(x for x in lines if "cannot load" in x))
