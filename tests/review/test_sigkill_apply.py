@@ -24,7 +24,7 @@ from frogdesk.review.journal import JOURNAL_FILE, STAGING_DIR
 from frogdesk.review.undo import latest_record
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import SessionStore
-from tests.review.sigkill import frogdesk, operations
+from tests.support.killpoint import run_frogdesk, trace
 from tests.support.review_helpers import MakeSession, git
 
 SID = "sigkill-1"
@@ -132,7 +132,7 @@ def _sweep(scene: Scene, args: list[str], check: Callable[[], None]) -> tuple[in
     n = 1
     while True:
         scene.restore()
-        run = frogdesk(args, kill_at=n)
+        run = run_frogdesk(args, kill_at=n)
         if not run.killed:
             assert run.returncode == 0, run.stderr
             return n - 1, failures
@@ -154,7 +154,7 @@ def test_apply_killed_anywhere_keeps_exact_modes_and_undo_restores(
     scene = Scene(tmp_path, user_repo)
     scene.save()
     before = repo_state(user_repo)
-    ops = operations(["apply", SID, "--all"])
+    ops = trace(["apply", SID, "--all"])
     after = repo_state(user_repo)
     assert after["tool.sh"].endswith("0o755") and after["bin/run.sh"].endswith("0o755")
     assert after["b.txt"].endswith("0o640")
@@ -185,7 +185,7 @@ def test_undo_killed_anywhere_keeps_exact_modes(
     after = repo_state(user_repo)
     scene = Scene(tmp_path, user_repo)
     scene.save()
-    ops = operations(["undo", SID])
+    ops = trace(["undo", SID])
 
     def check() -> None:
         said = _recover(capsys)
@@ -215,7 +215,7 @@ def test_apply_commit_killed_anywhere_then_undo_takes_the_commit_back(
     scene = Scene(tmp_path, user_repo)
     scene.save()
     before = repo_state(user_repo)
-    ops = operations(COMMIT)
+    ops = trace(COMMIT)
     after = repo_state(user_repo)
     commit = git(user_repo, "rev-parse", "HEAD").strip()
     assert after["<refs>"] != before["<refs>"]
@@ -253,7 +253,7 @@ def test_undo_of_a_commit_killed_anywhere_converges_on_head_index_and_files(
     after = repo_state(user_repo)
     scene = Scene(tmp_path, user_repo)
     scene.save()
-    ops = operations(["undo", SID])
+    ops = trace(["undo", SID])
 
     def check() -> None:
         said = _recover(capsys)
@@ -284,10 +284,10 @@ def test_a_commit_cut_short_while_head_moved_on_is_recorded_as_not_made(
     _session(user_repo, make_session)
     scene = Scene(tmp_path, user_repo)
     scene.save()
-    ops = operations(COMMIT)
+    ops = trace(COMMIT)
     scene.restore()
     [n] = [i for i, op in enumerate(ops, 1) if "update-ref" in op]
-    assert frogdesk(COMMIT, kill_at=n).killed
+    assert run_frogdesk(COMMIT, kill_at=n).killed
     git(user_repo, "commit", "-q", "-m", "the user's own")
     mine = git(user_repo, "rev-parse", "HEAD").strip()
     index = git(user_repo, "ls-files", "-s")

@@ -19,7 +19,7 @@ from frogdesk.review.decisions import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message, reset_to_reviewed
 from frogdesk.sessions.store import SessionStore
-from tests.review.sigkill import frogdesk
+from tests.support.killpoint import run_frogdesk
 from tests.support.review_helpers import MakeSession
 from tests.support.scripted import call, git, write_script
 
@@ -44,7 +44,7 @@ def _declined_session(root: Path) -> tuple[str, Path, str]:
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "init")
     script = write_script(root / "script.jsonl", REPLIES)
-    done = frogdesk(["run", "fix add", "--repo", str(repo), "--script", str(script), "--json"])
+    done = run_frogdesk(["run", "fix add", "--repo", str(repo), "--script", str(script), "--json"])
     assert done.returncode == 0, done.stderr
     sid = str(json.loads(done.stdout)["session_id"])
     store = SessionStore(AppPaths.default().sessions_dir)
@@ -97,7 +97,7 @@ def test_send_back_killed_anywhere_leaves_no_stray_file_and_the_model_is_told(
     n = 1
     while True:
         _reset(work, template)
-        run = frogdesk(send_back, kill_at=n)
+        run = run_frogdesk(send_back, kill_at=n)
         if not run.killed:
             assert run.returncode == 0, run.stderr
             break

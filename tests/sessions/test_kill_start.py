@@ -19,7 +19,7 @@ from frogdesk.sandbox.worktree import SIDECAR_SUFFIX, create_worktree, load_work
 from frogdesk.sessions.parts import STALE_AFTER
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import SessionStore
-from tests.sessions.killpoint import killed_at, let_time_pass, run_frogdesk, trace
+from tests.support.killpoint import killed_at, let_time_pass, run_frogdesk, trace
 from tests.support.scripted import call, git, make_repo, write_script
 
 TASK = "Fix add() in calc.py."

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sessions.killpoint import killed_at, let_time_pass, run_frogdesk, trace
+from tests.support.killpoint import killed_at, let_time_pass, run_frogdesk, trace
 from tests.support.scripted import call, make_repo, write_script
 
 DURABLE_TEMP = r"\.[^/]+\.[0-9]+-[0-9a-f]{8}\.tmp"

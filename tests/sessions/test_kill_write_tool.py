@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.sessions.killpoint import killed_at, let_time_pass, run_frogdesk, trace
+from tests.support.killpoint import killed_at, let_time_pass, run_frogdesk, trace
 from tests.support.scripted import call, git, make_repo, write_script
 
 EDIT_TEMP = re.compile(r"\.calc\.py\.[0-9]+-[0-9a-f]{8}\.tmp")
