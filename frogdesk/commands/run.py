@@ -22,6 +22,8 @@ from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
+from frogdesk.engine.llama.errors import ModelLoadError
+from frogdesk.engine.llama.gguf import read_gguf_header
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import (
     Notice,
@@ -29,7 +31,9 @@ from frogdesk.leaf.events import (
 from frogdesk.leaf.records import recovery_counts
 from frogdesk.leaf.trajectory import write_results
 from frogdesk.models.errors import ModelError
-from frogdesk.models.model_warnings import warnings_before_loading
+from frogdesk.models.gguf_info import file_type_name
+from frogdesk.models.model_warnings import is_frognano, model_warnings, recorded_quant
+from frogdesk.models.spec import parse_filename
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
 
@@ -161,14 +165,28 @@ def loading_backends(quiet: bool) -> BackendFactory:
 
 
 def _warn_before_loading(path: Path, warned: set[Path]) -> None:
-    """The model's honest warnings on stderr, once per file, before it loads."""
-    if path in warned:
+    """The model's honest warnings on stderr, once per file, before it loads.
+
+    Read from the light header parse (the full reader costs memory a capped run may not
+    have); a file it cannot read gets no warnings here, and its load says what is wrong.
+    The license notice is left to where a model is chosen.
+    """
+    name = parse_filename(path.name)
+    if path in warned or name is None:
         return
     warned.add(path)
-    for warning in warnings_before_loading(path):
-        print(
-            inert_line(f"frogdesk: {warning.level}: {warning.text} [{warning.id}]"), file=sys.stderr
-        )
+    try:
+        header = read_gguf_header(path)
+    except (ModelLoadError, OSError, ValueError):
+        return
+    meta = header.metadata
+    code = meta.get("general.file_type")
+    quant = recorded_quant(file_type_name(code if isinstance(code, int) else None, path))
+    frog = is_frognano(path.name, str(meta.get("general.name", "")))
+    for warning in model_warnings(name, frog, file_quant=quant):
+        if warning.level != "info":
+            line = f"frogdesk: {warning.level}: {warning.text} [{warning.id}]"
+            print(inert_line(line), file=sys.stderr)
 
 
 def run_session(

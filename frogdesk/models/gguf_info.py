@@ -128,7 +128,8 @@ def split_parts(path: Path) -> tuple[Path, ...]:
     return tuple(path.with_name(f"{base}-{i:05d}-of-{count:05d}.gguf") for i in range(1, count + 1))
 
 
-def _file_type_name(code: int | None, path: Path) -> str:
+def file_type_name(code: int | None, path: Path) -> str:
+    """The quant a `general.file_type` code names (Q4_K_M), else the file name's, else unknown."""
     if code is not None:
         try:
             from gguf import LlamaFileType
@@ -269,7 +270,7 @@ def _inspect(path: Path) -> GgufInfo:
         parts=parts,
         architecture=arch,
         name=str(_value(reader, "general.name", "")),
-        file_type=_file_type_name(_value(reader, "general.file_type"), parts[0]),
+        file_type=file_type_name(_value(reader, "general.file_type"), parts[0]),
         parameters=parameters,
         file_bytes=sum(p.stat().st_size for p in parts),
         tensor_bytes=tensor_bytes,

@@ -8,9 +8,7 @@ from pathlib import Path
 from typing import Literal
 
 from frogdesk import config
-from frogdesk.models.errors import ModelError
-from frogdesk.models.gguf_info import inspect_gguf
-from frogdesk.models.spec import GgufName, parse_filename
+from frogdesk.models.spec import GgufName
 
 Level = Literal["info", "warning", "refusal"]
 
@@ -134,18 +132,3 @@ def acknowledge(config_file: Path, current: Sequence[str], key: str) -> list[str
     updated = [*current, key]
     config.save_option(config_file, "acknowledged", updated)
     return updated
-
-
-def warnings_before_loading(path: Path, repo: str = "") -> list[ModelWarning]:
-    """The warnings to show before a model file is loaded for a run (the license notice is
-    left to where models are chosen); [] when the file cannot be read, which its load says."""
-    name = parse_filename(path.name)
-    if name is None:
-        return []
-    try:
-        info = inspect_gguf(path)
-    except ModelError:
-        return []
-    frog = is_frognano(repo, path.name, info.name)
-    found = model_warnings(name, frog, file_quant=recorded_quant(info.file_type))
-    return [w for w in found if w.level != "info"]

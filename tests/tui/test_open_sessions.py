@@ -53,7 +53,7 @@ async def open_from_list(app: FrogDeskApp, pilot: object, session_id: str) -> Se
     assert isinstance(listing, SessionsScreen)
     assert [s.record.id for s in listing.summaries] == [session_id]
     row = listing.query_one(DataTable).get_row_at(0)
-    assert row[1] == "finished: final answer"
+    assert str(row[1]) == "finished: final answer"  # inert text, not markup
     await pilot.press("enter")  # type: ignore[attr-defined]
     await wait_for(
         pilot,  # type: ignore[arg-type]
