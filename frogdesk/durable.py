@@ -8,6 +8,7 @@ startup) can tell that its writer is gone and remove it.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
@@ -170,3 +171,99 @@ def publish(tmp: Path, path: Path) -> None:
 def atomic_write_text(path: Path, text: str, mode: int | None = None) -> None:
     """atomic_write_bytes of `text` as UTF-8; text that cannot be encoded fails before any write."""
     atomic_write_bytes(path, text.encode("utf-8"), mode)
+
+
+def write_new_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> None:
+    """write_new of the entry `name` in the folder open as `dir_fd`: it must not exist, no
+    link is followed, and its mode is set on the descriptor (the umask may have narrowed it)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(name, flags, mode, dir_fd=dir_fd)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sweep_temps_at(dir_fd: int) -> list[str]:
+    """sweep_temps of the folder open as `dir_fd`, by descriptor (for a folder others write:
+    no name is followed out of it); the names removed."""
+    removed: list[str] = []
+    now = time.time()
+    try:
+        with os.scandir(dir_fd) as entries:
+            for entry in entries:
+                found = TEMP_PATTERN.fullmatch(entry.name)
+                if found is None:
+                    continue
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and writer_gone(
+                    int(found["pid"]), now - info.st_mtime
+                ):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(entry.name, dir_fd=dir_fd)
+                        removed.append(entry.name)
+    except OSError:
+        pass  # cleaning up is never worth failing the write that asked
+    return removed
+
+
+def _fsync_fd(fd: int) -> None:
+    with contextlib.suppress(OSError):  # some file systems cannot fsync a folder
+        os.fsync(fd)
+
+
+def atomic_write_at(
+    dir_fd: int, name: str, data: bytes, mode: int | None = None, *, temp_dir: Path | None = None
+) -> None:
+    """atomic_write_bytes of the entry `name` in the folder open as `dir_fd`.
+
+    For a folder someone else may be renaming things in: the entry is replaced by renameat
+    into that very folder (a link named `name` is replaced, never followed), and nothing is
+    done there by a path. The temp file is made in `temp_dir` (a folder only this user
+    writes) when given, else beside the entry through the descriptor; a rename from
+    `temp_dir` that crosses file systems is done again from beside. `mode` defaults to the
+    entry's permission bits when it is a regular file (0o644 otherwise).
+    """
+    if mode is None:
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            mode = info.st_mode & 0o7777 if stat.S_ISREG(info.st_mode) else 0o644
+        except FileNotFoundError:
+            mode = 0o644
+    if temp_dir is not None:
+        tmp = temp_name(Path(name), temp_dir)
+        try:
+            write_new(tmp, data, mode)
+            os.chmod(tmp, mode)  # the umask may have narrowed what os.open set
+            os.rename(tmp, name, dst_dir_fd=dir_fd)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            if exc.errno != errno.EXDEV:
+                if exc.filename is None:
+                    raise OSError(exc.errno, exc.strerror, name) from exc
+                raise
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+        else:
+            _fsync_fd(dir_fd)
+            sweep_tree(temp_dir, 0)
+            return
+    beside = temp_name(Path(name)).name
+    try:
+        write_new_at(dir_fd, beside, data, mode)
+        os.rename(beside, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(beside, dir_fd=dir_fd)
+        if isinstance(exc, OSError) and exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, name) from exc
+        raise
+    _fsync_fd(dir_fd)
+    sweep_temps_at(dir_fd)

@@ -1,15 +1,24 @@
-"""A fast glob for the Glob tool: Python's glob semantics on os.scandir, pruned, confined, bounded."""
+"""A fast glob for the Glob tool: Python's glob semantics on os.scandir, pruned, confined, bounded.
+
+The walk works on descriptors beneath the workdir: every folder is opened from the workdir
+by its physical path with no link followed (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS),
+and links are resolved by `paths.locate`, so a folder swapped for a link while Glob runs
+lists nothing outside (DESIGN.md invariant 10).
+"""
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fnmatch import translate
+from pathlib import Path
 
-from frogdesk.leaf.paths import is_within
+from frogdesk.leaf.paths import OutsideWorkdirError, WorkRoot, is_within, locate, opened_root
+from frogdesk.sandbox.beneath import DIR_FLAGS, open_beneath
 
 _MAGIC = re.compile(r"[*?[]")
 PRUNED_NAMES = frozenset({".git"})
@@ -54,7 +63,10 @@ class GlobResult:
 
 
 _Visit = tuple[str, str, int, str]
-"""(real, rel, index, key): match parts[index:] in the real directory `real`, shown as `rel`.
+"""(real, rel, index, key): match parts[index:] in the directory `real`, shown as `rel`.
+
+`real` is the folder's physical path below the workdir, `/`-prefixed (`/` is the workdir):
+no link in it, so it is opened with none followed.
 
 `key` is set when the directory is a symlinked one entered by `**`: it is held as an
 ancestor until its subtree is done, so a link back to it is a loop, not a descent. An
@@ -69,15 +81,19 @@ class _Entry:
     name: str
     is_file: bool
     folder: str
-    """The real path when the entry is a folder the walk may enter, else ""."""
+    """The physical path (as `real`) when the entry is a folder the walk may enter, else ""."""
     is_link: bool
+
+
+def _physical(located_path: str) -> str:
+    return "/" + located_path
 
 
 @dataclass
 class _Walk:
-    """One glob evaluation: the real root it is confined to, its work counted against a budget."""
+    """One glob evaluation: the workdir it is confined to, its work counted against a budget."""
 
-    real_root: str
+    root: WorkRoot
     parts: list[str]
     budget: int
     cancel: threading.Event | None
@@ -104,48 +120,71 @@ class _Walk:
             self.matchers[part] = found
         return found
 
-    def _classify(self, entry: os.DirEntry[str]) -> _Entry:
+    def follow(self, directory: str, name: str) -> tuple[bool, str]:
+        """(is a file, physical path if a folder) of `name` in a folder, links inside
+        followed beneath the workdir; a link leading out is neither."""
         try:
-            link = entry.is_symlink()
-            # Entries are listed from real directories, so only a link's real path differs.
-            real = os.path.realpath(entry.path) if link else entry.path
-            if link and not is_within(real, self.real_root):
-                return _Entry(entry.name, False, "", link)
-            return _Entry(entry.name, entry.is_file(), real if entry.is_dir() else "", link)
+            located = locate(self.root, f"{directory}/{name}".lstrip("/"), name)
+        except OSError:  # out of the workdir, a loop, gone: not listed
+            return (False, "")
+        os.close(located.parent)
+        mode = located.mode
+        if mode is None:
+            return (False, "")
+        if stat.S_ISDIR(mode):
+            return (False, _physical(located.physical))
+        return (stat.S_ISREG(mode), "")
+
+    def _classify(self, directory: str, entry: os.DirEntry[str]) -> _Entry:
+        try:
+            if entry.is_symlink():
+                is_file, folder = self.follow(directory, entry.name)
+                return _Entry(entry.name, is_file, folder, True)
+            folder = f"{directory.rstrip('/')}/{entry.name}"
+            is_dir = entry.is_dir(follow_symlinks=False)
+            return _Entry(
+                entry.name, entry.is_file(follow_symlinks=False), folder if is_dir else "", False
+            )
         except OSError:
             return _Entry(entry.name, False, "", False)
 
     def entries(self, directory: str) -> list[_Entry]:
-        """The real directory's entries (minus pruned names), listed once per evaluation."""
+        """The folder's entries (minus pruned names), listed once per evaluation."""
         found = self.listings.get(directory)
         if found is None:
             try:
-                with os.scandir(directory) as it:
-                    found = [self._classify(e) for e in it if e.name not in PRUNED_NAMES]
+                fd = open_beneath(
+                    self.root.fd, directory.lstrip("/"), DIR_FLAGS, follow_links=False
+                )
+            except OSError:  # gone, or a link now: nothing listed through it
+                found = []
+            else:
+                try:
+                    with os.scandir(fd) as it:
+                        found = [
+                            self._classify(directory, e) for e in it if e.name not in PRUNED_NAMES
+                        ]
+                except OSError:
+                    found = []
+                finally:
+                    os.close(fd)
                 # In name order, so a walk stopped early has found the same files every time.
                 found.sort(key=lambda e: e.name)
-            except OSError:
-                found = []
             self.listings[directory] = found
         return found
 
     def lookup(self, directory: str, name: str) -> tuple[bool, str]:
-        """(is a file, real path if a folder) for a literal name, confined like an entry."""
+        """(is a file, physical path if a folder) for a literal name, confined like an entry."""
         key = (directory, name)
         found = self.lookups.get(key)
         if found is None:
-            path = os.path.join(directory, name)
-            real = os.path.realpath(path)
-            if not is_within(real, self.real_root):
-                found = (False, "")
-            else:
-                found = (os.path.isfile(path), real if os.path.isdir(path) else "")
+            found = self.follow(directory, name)
             self.lookups[key] = found
         return found
 
     def run(self, base: str) -> None:
-        """Match every part from `base`; depth-first with an explicit stack (deep trees are fine)."""
-        stack: list[_Visit] = [(os.path.realpath(base), "", 0, "")]
+        """Match every part from the physical folder `base`; depth-first with an explicit stack (deep trees are fine)."""
+        stack: list[_Visit] = [(base, "", 0, "")]
         while stack:
             real, rel, index, key = stack.pop()
             if index < 0:
@@ -205,6 +244,46 @@ class _Walk:
                 stack.append((entry.folder, rel + entry.name + "/", index + 1, ""))
 
 
+def glob_beneath(
+    root: WorkRoot,
+    base: str,
+    pattern: str,
+    raw: str,
+    *,
+    budget: int = GLOB_BUDGET,
+    cancel: threading.Event | None = None,
+) -> GlobResult:
+    """Files under `base` (a path below the workdir, links inside followed) matching a
+    relative `pattern`, sorted, relative to `base`.
+
+    Same answer as `glob.glob(pattern, root_dir=base, recursive=True)` filtered to files
+    and without repeats, except that `.git` directories are never entered and links
+    leading outside the workdir are neither followed nor listed (a `base` that leads out
+    is refused: OutsideWorkdirError naming `raw`). A walk that spends `budget` units of
+    work, or sees `cancel` set, stops with what it found so far.
+    """
+    if not pattern or pattern.endswith("/"):
+        return GlobResult([])
+    parts = pattern_parts(pattern)
+    if not parts:
+        return GlobResult([])
+    try:
+        located = locate(root, base, raw)
+    except OutsideWorkdirError:
+        raise
+    except OSError:
+        return GlobResult([])  # no such folder: nothing matches, as glob.glob says
+    os.close(located.parent)
+    if located.mode is None or not stat.S_ISDIR(located.mode):
+        return GlobResult([])
+    walk = _Walk(root, parts, budget, cancel)
+    try:
+        walk.run(_physical(located.physical))
+    except GlobStopped as stop:
+        return GlobResult(sorted(walk.found), stop.reason)
+    return GlobResult(sorted(walk.found))
+
+
 def glob_walk(
     base: str,
     pattern: str,
@@ -213,24 +292,21 @@ def glob_walk(
     budget: int = GLOB_BUDGET,
     cancel: threading.Event | None = None,
 ) -> GlobResult:
-    """Files under `base` matching a relative `pattern`, sorted, relative to `base`.
-
-    Same answer as `glob.glob(pattern, root_dir=base, recursive=True)` filtered to files
-    and without repeats, except that `.git` directories are never entered and symlinks
-    leading outside `confine_to` are neither followed nor listed. A walk that spends
-    `budget` units of work, or sees `cancel` set, stops with what it found so far.
-    """
-    if not pattern or pattern.endswith("/"):
-        return GlobResult([])
-    parts = pattern_parts(pattern)
-    if not parts:
-        return GlobResult([])
-    walk = _Walk(os.path.realpath(confine_to), parts, budget, cancel)
-    try:
-        walk.run(base)
-    except GlobStopped as stop:
-        return GlobResult(sorted(walk.found), stop.reason)
-    return GlobResult(sorted(walk.found))
+    """glob_beneath of the folder `base` inside `confine_to` (both paths; a `base` that is
+    not inside `confine_to` by name, or leads out, matches nothing)."""
+    rel = os.path.relpath(os.path.abspath(base), os.path.abspath(confine_to))
+    if rel == ".." or rel.startswith("../"):
+        real_base, real_root = os.path.realpath(base), os.path.realpath(confine_to)
+        if not is_within(real_base, real_root):
+            return GlobResult([])
+        rel = os.path.relpath(real_base, real_root)
+    with opened_root(Path(confine_to)) as root:
+        try:
+            return glob_beneath(
+                root, "" if rel == "." else rel, pattern, base, budget=budget, cancel=cancel
+            )
+        except OutsideWorkdirError:
+            return GlobResult([])
 
 
 def glob_files(base: str, pattern: str, confine_to: str) -> list[str]:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from frogdesk.durable import atomic_write_bytes
+from frogdesk.durable import atomic_write_at
 from frogdesk.sandbox.worktree import Worktree, session_private_dir
 from frogdesk.sandbox.wtrecord import read_record, sidecar_of
 
@@ -80,24 +80,23 @@ def numbered_lines(display: str, handle: BinaryIO, offset: int, limit: int | Non
     return f"{text[:cut]}\n[truncated {size - cut} chars]"
 
 
-def replace_atomically(path: Path, data: bytes) -> None:
-    """Replace (or create) the file behind `path` with `data`: the old file stays intact
-    unless the new one is complete; a symlink inside the workdir keeps pointing at it.
+def replace_at(workdir: Path, parent: int, name: str, data: bytes) -> None:
+    """Replace (or create) the entry `name` of the worktree folder open as `parent` with
+    `data`: the old file stays intact unless the new one is complete.
 
     In a session worktree the temp file is staged in the session's private folder, which
     review never looks at: a crash mid-write cannot leave it among the model's changes.
+    The rename lands in `parent` itself, so no name in the worktree is followed.
     """
-    target = Path(os.path.realpath(path))
-    atomic_write_bytes(target, data, temp_dir=private_writes_dir(target))
+    atomic_write_at(parent, name, data, temp_dir=private_writes_dir(workdir, parent))
 
 
-def _worktree_holding(target: Path) -> Worktree | None:
-    """The outermost FrogDesk worktree (one with its record beside it) holding `target`.
-
-    Outermost, because the model can forge a record inside its worktree, never beside it.
-    """
+def _worktree_holding(workdir: Path) -> Worktree | None:
+    """The outermost FrogDesk worktree (one with its record beside it) that is `workdir` or
+    holds it. Outermost, because the model can forge a record inside its worktree, never
+    beside it; the workdir is the recorded path, so nothing below it is looked at."""
     found: Worktree | None = None
-    for folder in target.parents:
+    for folder in (workdir, *workdir.parents):
         if not folder.name:
             continue  # the root has no record beside it
         sidecar = sidecar_of(folder)
@@ -116,10 +115,11 @@ def _real_folder(path: Path) -> bool:
         return False
 
 
-def private_writes_dir(target: Path) -> Path | None:
-    """Where to stage a temp file for `target`: its session's private writes folder, made
-    if needed; None outside a session worktree or on another file system (then beside it)."""
-    worktree = _worktree_holding(target)
+def private_writes_dir(workdir: Path, parent: int) -> Path | None:
+    """Where to stage a temp file for an entry of the folder open as `parent`: the session's
+    private writes folder, made if needed; None outside a session worktree or on another
+    file system (then beside the entry)."""
+    worktree = _worktree_holding(Path(os.path.realpath(workdir)))
     if worktree is None:
         return None
     private = session_private_dir(worktree)
@@ -134,7 +134,7 @@ def private_writes_dir(target: Path) -> Path | None:
         if not _real_folder(part):
             return None  # never stage through a link
     try:
-        same_disk = os.stat(folder).st_dev == os.stat(target.parent).st_dev
+        same_disk = os.stat(folder).st_dev == os.fstat(parent).st_dev
     except OSError:
         return None
     return folder if same_disk else None  # a rename cannot cross file systems

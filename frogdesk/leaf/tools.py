@@ -8,19 +8,32 @@ import math
 import os
 import stat
 import threading
-from collections.abc import Mapping
-from pathlib import Path
+from collections.abc import Iterator, Mapping
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from frogdesk.leaf.globwalk import glob_walk
-from frogdesk.leaf.paths import OutsideWorkdirError, ResolvedPath, in_git_dir, resolve
+from frogdesk.leaf.globwalk import glob_beneath
+from frogdesk.leaf.paths import (
+    Located,
+    OutsideWorkdirError,
+    ResolvedPath,
+    WorkRoot,
+    check_writable,
+    escapes,
+    in_git,
+    is_git_name,
+    locate,
+    opened_root,
+    resolve,
+)
 from frogdesk.leaf.textfile import (
     MAX_FILE_BYTES,
     FileTooLarge,
     check_size,
     numbered_lines,
-    replace_atomically,
+    replace_at,
 )
+from frogdesk.sandbox.beneath import EscapeError
 from frogdesk.sandbox.process import dropped_chars
 from frogdesk.sandbox.shells.protocol import Shell
 
@@ -34,6 +47,9 @@ BASH_TIMEOUT = 120.0
 """Default Bash timeout in seconds."""
 BASH_MIN_TIMEOUT = 0.1
 """Leaf's minimum Bash timeout in seconds: smaller (and negative) ones are raised to it."""
+
+MAX_RETRIES = 8
+"""Times a file is located again when its name became a link between the look and the open."""
 
 TRUE_STRINGS = frozenset({"1", "true", "yes", "on"})
 
@@ -90,13 +106,6 @@ def _optional_int(args: Mapping[str, Any], key: str) -> int | None:
     return int(str(value).strip())
 
 
-def _writable(workdir: Path, raw: str) -> ResolvedPath:
-    target = resolve(workdir, raw)
-    if in_git_dir(workdir, target):
-        raise OutsideWorkdirError(f"{raw} is inside .git, which tools may not modify")
-    return target
-
-
 def _not_regular(target: ResolvedPath) -> ValueError:
     return ValueError(f"{target.display} is not a regular file")
 
@@ -109,19 +118,49 @@ def _check_kind(target: ResolvedPath, mode: int) -> None:
         raise _not_regular(target)
 
 
-def _open_regular(target: ResolvedPath, flags: int) -> int:
-    """Open a regular file without ever blocking: stat first, O_NONBLOCK for races.
+@contextlib.contextmanager
+def _named(target: ResolvedPath, raw: str) -> Iterator[None]:
+    """Errors name the path as the model gave it, made absolute (as Leaf's do), not the
+    component or temp file the descriptor walk was at."""
+    try:
+        yield
+    except OutsideWorkdirError:
+        raise
+    except EscapeError as exc:  # from beneath: a link out, found by the kernel
+        raise escapes(raw) from exc
+    except OSError as exc:
+        if exc.errno is None or exc.filename == str(target.path):
+            raise
+        raise type(exc)(exc.errno, exc.strerror, str(target.path)) from exc
+
+
+def _locate_file(
+    root: WorkRoot, target: ResolvedPath, raw: str, *, write: bool, make_dirs: bool = False
+) -> Located:
+    """The folder and name of a file to read or replace, links inside followed, kind checked.
 
     A FIFO, socket or device in the workdir (one `mkfifo` away for the model) would make
-    a plain open() or read() wait forever; such paths are refused before they are opened,
-    and a path swapped for one in between is refused after opening, by its descriptor.
+    a plain open() or read() wait forever; such entries are refused by what lstat saw
+    here, and one swapped in afterwards by the descriptor that opens it.
     """
+    located = locate(root, target.rel, raw, make_dirs=make_dirs, refuse_git=write)
     try:
-        _check_kind(target, os.stat(target.path).st_mode)
-    except FileNotFoundError:
-        if not flags & os.O_CREAT:
-            raise
-    fd = os.open(target.path, flags | os.O_NONBLOCK | os.O_NOCTTY, 0o666)
+        if not located.name:
+            _check_kind(target, stat.S_IFDIR)
+        if write:
+            check_writable(root, located, raw)
+        if located.mode is not None:
+            _check_kind(target, located.mode)
+    except BaseException:
+        os.close(located.parent)
+        raise
+    return located
+
+
+def _open_located(located: Located, target: ResolvedPath) -> int:
+    """Open the located entry for reading, never blocking and never following a link."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(located.name, flags, dir_fd=located.parent)
     try:
         _check_kind(target, os.fstat(fd).st_mode)
         os.set_blocking(fd, True)
@@ -131,23 +170,62 @@ def _open_regular(target: ResolvedPath, flags: int) -> int:
     return fd
 
 
-def read_regular(target: ResolvedPath, tool: str) -> bytes:
-    """The whole content of a regular file inside the workdir, refused above the size cap."""
-    with open(_open_regular(target, os.O_RDONLY), "rb") as handle:
-        check_size(target.display, os.fstat(handle.fileno()).st_size, tool)
-        return handle.read()
+def _open_regular(
+    root: WorkRoot, target: ResolvedPath, raw: str, *, write: bool
+) -> tuple[Located, int]:
+    """Locate and open a regular file: its folder (for a write back) and a read descriptor.
+
+    A name that became a link between the look and the open (ELOOP from O_NOFOLLOW) is
+    resolved again, a bounded number of times: a racer can make the call fail, never
+    make it open what the link leads to.
+    """
+    for _ in range(MAX_RETRIES):
+        located = _locate_file(root, target, raw, write=write)
+        try:
+            if located.mode is None:
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(target.path))
+            return located, _open_located(located, target)
+        except OSError as exc:
+            os.close(located.parent)
+            if exc.errno != errno.ELOOP:
+                raise
+        except BaseException:
+            os.close(located.parent)
+            raise
+    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(target.path))
 
 
-def write_regular(target: ResolvedPath, text: str) -> None:
+def read_regular(
+    root: WorkRoot, target: ResolvedPath, raw: str, tool: str
+) -> tuple[Located, bytes]:
+    """The whole content of a regular file inside the workdir, refused above the size cap,
+    and the folder it was found in (open; the caller closes it)."""
+    located, fd = _open_regular(root, target, raw, write=tool != "Read")
+    try:
+        with open(fd, "rb") as handle:
+            check_size(target.display, os.fstat(handle.fileno()).st_size, tool)
+            return located, handle.read()
+    except BaseException:
+        os.close(located.parent)
+        raise
+
+
+def write_regular(workdir: Path, located: Located, target: ResolvedPath, text: str) -> None:
     """Replace (or create) a regular file's content with `text` as UTF-8, newlines as given.
 
-    The text is encoded first and the file replaced atomically, so text that cannot be
-    written (a lone surrogate) or a full disk leaves the old file as it was.
+    The file is replaced atomically in the folder it was located in, so text that cannot
+    be written (a full disk) leaves the old file as it was.
     """
-    data = text.encode("utf-8")
-    with contextlib.suppress(FileNotFoundError):  # a new file
-        _check_kind(target, os.stat(target.path).st_mode)
-    replace_atomically(target.path, data)
+    replace_at(workdir, located.parent, located.name, text.encode("utf-8"))
+
+
+def _writable(workdir: Path, raw: str) -> ResolvedPath:
+    """The path of a Write or Edit, refused at once when the model names a `.git` in it
+    (the links on the way are judged while the path is walked)."""
+    target = resolve(workdir, raw)
+    if any(is_git_name(part) for part in PurePosixPath(target.display).parts):
+        raise in_git(raw)
+    return target
 
 
 def _utf8_size(text: str) -> int:
@@ -188,26 +266,41 @@ class LeafTools:
         As in Leaf, bytes that are not UTF-8 (binary files too) are replaced, and with no
         line selected the observation is the path and a newline.
         """
-        target = resolve(self.workdir, _file_path(args))
+        raw = _file_path(args)
+        target = resolve(self.workdir, raw)
         start = max(_optional_int(args, "offset") or 1, 1)
         limit = _optional_int(args, "limit")
-        with open(_open_regular(target, os.O_RDONLY), "rb") as handle:
-            check_size(target.display, os.fstat(handle.fileno()).st_size, "Read")
-            return numbered_lines(
-                target.display, handle, start, limit if limit and limit > 0 else None, READ_LIMIT
-            )
+        with opened_root(self.workdir) as root, _named(target, raw):
+            located, fd = _open_regular(root, target, raw, write=False)
+            os.close(located.parent)
+            with open(fd, "rb") as handle:
+                check_size(target.display, os.fstat(handle.fileno()).st_size, "Read")
+                return numbered_lines(
+                    target.display,
+                    handle,
+                    start,
+                    limit if limit and limit > 0 else None,
+                    READ_LIMIT,
+                )
 
     def write(self, args: Mapping[str, Any]) -> str:
         """Write: create parents, write UTF-8, `Wrote PATH (N bytes).` with N characters."""
-        target = _writable(self.workdir, _file_path(args))
+        raw = _file_path(args)
+        target = _writable(self.workdir, raw)
         content = _required(args, "content")
-        target.path.parent.mkdir(parents=True, exist_ok=True)
-        write_regular(target, content)
+        content.encode("utf-8")  # text that cannot be written fails before any folder is made
+        with opened_root(self.workdir) as root, _named(target, raw):
+            located = _locate_file(root, target, raw, write=True, make_dirs=True)
+            try:
+                write_regular(self.workdir, located, target, content)
+            finally:
+                os.close(located.parent)
         return f"Wrote {target.display} ({len(content)} bytes)."
 
     def edit(self, args: Mapping[str, Any]) -> str:
         """Edit: replace one exact match (or every match with replace_all)."""
-        target = _writable(self.workdir, _file_path(args))
+        raw = _file_path(args)
+        target = _writable(self.workdir, raw)
         old = _text(args, "old_string") or ""
         new = _text(args, "new_string")
         if not old:
@@ -215,19 +308,23 @@ class LeafTools:
         if new is None:
             raise ValueError("new_string is required")
         replace_all = as_bool(args.get("replace_all", False))
-        data = read_regular(target, "Edit")
-        text = data.decode("utf-8")
-        count = text.count(old)
-        if count == 0:
-            raise ValueError("old_string was not found")
-        if count > 1 and not replace_all:
-            raise ValueError(
-                f"old_string matched {count} times; set replace_all=true or use a more specific old_string"
-            )
-        replaced = count if replace_all else 1
-        _check_result_size(target, len(data), replaced, old, new)
-        text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
-        write_regular(target, text)
+        with opened_root(self.workdir) as root, _named(target, raw):
+            located, data = read_regular(root, target, raw, "Edit")
+            try:
+                text = data.decode("utf-8")
+                count = text.count(old)
+                if count == 0:
+                    raise ValueError("old_string was not found")
+                if count > 1 and not replace_all:
+                    raise ValueError(
+                        f"old_string matched {count} times; set replace_all=true or use a more specific old_string"
+                    )
+                replaced = count if replace_all else 1
+                _check_result_size(target, len(data), replaced, old, new)
+                text = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+                write_regular(self.workdir, located, target, text)
+            finally:
+                os.close(located.parent)
         noun = "replacement" if replaced == 1 else "replacements"
         return f"Edited {target.display} ({replaced} {noun})."
 
@@ -246,7 +343,8 @@ class LeafTools:
             base = resolve(self.workdir, ".")
         if ".." in pattern.split("/"):
             raise OutsideWorkdirError(f"{pattern} is outside the repository workdir")
-        walked = glob_walk(str(base.path), pattern, str(self.workdir), cancel=cancel)
+        with opened_root(self.workdir) as root:
+            walked = glob_beneath(root, base.rel, pattern, where, cancel=cancel)
         found = walked.files
         prefix = "" if base.display == "." else base.display + "/"
         if prefix or "./" in pattern or pattern.startswith("."):

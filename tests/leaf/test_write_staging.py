@@ -13,6 +13,7 @@ import frogdesk.durable
 from frogdesk.engine.types import ToolCall
 from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.textfile import WRITES_DIR
+from frogdesk.sandbox.beneath import fd_path
 from frogdesk.sandbox.worktree import create_worktree, session_private_dir
 from tests.support.plain_shell import PlainShell
 from tests.support.scripted import make_repo
@@ -20,7 +21,7 @@ from tests.support.scripted import make_repo
 
 @pytest.fixture
 def staged(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Every temp file the atomic writes make, as they make it."""
+    """Every temp file the atomic writes make, as they make it (by path or by descriptor)."""
     made: list[Path] = []
     write_new = frogdesk.durable.write_new
 
@@ -28,7 +29,15 @@ def staged(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
         made.append(path)
         write_new(path, data, mode)
 
+    write_new_at = frogdesk.durable.write_new_at
+
+    def recording_at(dir_fd: int, name: str, data: bytes, mode: int = 0o644) -> None:
+        # beside the target, by descriptor: where the kernel says that folder is
+        made.append(Path(fd_path(dir_fd)) / name)
+        write_new_at(dir_fd, name, data, mode)
+
     monkeypatch.setattr(frogdesk.durable, "write_new", recording)
+    monkeypatch.setattr(frogdesk.durable, "write_new_at", recording_at)
     return made
 
 
