@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from frogdesk.engine.types import ToolSchema
+from frogdesk.sandbox.beneath import open_beneath, open_root, opened
 
 SYSTEM_PROMPT = "\n".join(
     (
@@ -20,6 +23,8 @@ TOOL_NAMES = ("Read", "Write", "Edit", "Glob", "Bash")
 """The tools in the order the model was trained with."""
 
 PROJECT_INSTRUCTIONS_FILE = "AGENTS.md"
+MAX_INSTRUCTIONS_BYTES = 64 * 1024
+"""What of AGENTS.md reaches the prompt; the rest is cut."""
 
 
 def _param(kind: str, description: str) -> dict[str, Any]:
@@ -104,11 +109,22 @@ def system_prompt(repo: Path | None = None, *, project_instructions: bool = Fals
     """
     if not project_instructions or repo is None:
         return SYSTEM_PROMPT
-    path = repo / PROJECT_INSTRUCTIONS_FILE
-    try:
-        extra = path.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return SYSTEM_PROMPT
+    extra = _project_instructions(repo)
     if not extra:
         return SYSTEM_PROMPT
     return f"{SYSTEM_PROMPT}\n\n{extra}"
+
+
+def _project_instructions(repo: Path) -> str:
+    """AGENTS.md of the repository, opened beneath it: a committed `AGENTS.md ->
+    ~/.ssh/id_ed25519` is refused, not put into the prompt; a FIFO never blocks."""
+    try:
+        with opened(open_root(repo)) as root:
+            flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
+            with opened(open_beneath(root, PROJECT_INSTRUCTIONS_FILE, flags)) as fd:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return ""
+                data = os.read(fd, MAX_INSTRUCTIONS_BYTES)
+    except OSError:
+        return ""
+    return data.decode("utf-8", errors="replace").strip()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, system_prompt, tool_schemas
@@ -105,3 +106,22 @@ def test_agents_md_only_when_enabled(tmp_path: Path) -> None:
     assert system_prompt(tmp_path) == SYSTEM_PROMPT
     assert system_prompt(tmp_path, project_instructions=False) == SYSTEM_PROMPT
     assert system_prompt(tmp_path, project_instructions=True) == SYSTEM_PROMPT + "\n\nUse tabs."
+
+
+def test_agents_md_is_read_beneath_the_repository(tmp_path: Path) -> None:
+    repo, outside = tmp_path / "repo", tmp_path / "home"
+    repo.mkdir()
+    outside.mkdir()
+    (outside / "id_ed25519").write_text("PRIVATE KEY\n", encoding="utf-8")
+    (repo / "AGENTS.md").symlink_to(outside / "id_ed25519")
+    # Positive control: read by name, the link hands over the key.
+    assert "PRIVATE KEY" in (repo / "AGENTS.md").read_text(encoding="utf-8")
+    assert system_prompt(repo, project_instructions=True) == SYSTEM_PROMPT
+    (repo / "AGENTS.md").unlink()
+    (repo / "docs").mkdir()
+    (repo / "docs" / "agents.md").write_text("Use tabs.\n", encoding="utf-8")
+    (repo / "AGENTS.md").symlink_to("docs/agents.md")
+    assert system_prompt(repo, project_instructions=True) == SYSTEM_PROMPT + "\n\nUse tabs."
+    (repo / "AGENTS.md").unlink()
+    os.mkfifo(repo / "AGENTS.md")
+    assert system_prompt(repo, project_instructions=True) == SYSTEM_PROMPT  # and no wait
