@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,8 +19,10 @@ from frogdesk.review.model import (
     SessionDiff,
     hunk_id,
 )
+from frogdesk.review.snapshot import review_paths, snapshot_tree
 from frogdesk.sandbox.gitrun import GitPaths
-from frogdesk.sandbox.wtrecord import recorded_paths
+
+__all__ = ["compute_diff", "patch_text", "review_paths", "snapshot_tree", "trusted_attributes"]
 
 GITLINK_MODE = "160000"
 _HUNK_HEADER = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(.*)$")
@@ -36,41 +37,6 @@ class _RawEntry:
     status: str
     old_path: str
     new_path: str
-
-
-def review_paths(worktree: Path) -> GitPaths:
-    """The paths the review's git runs with: the worktree's files, and the user's git dir as
-    GIT_DIR, so no file in the worktree's admin folder is read (config.worktree there is
-    writable from inside a Landlock sandbox: swapped between FrogDesk's check and git's
-    read, it could define a filter git would run). TamperedWorktree if the worktree's git
-    metadata no longer matches its record.
-    """
-    recorded = recorded_paths(worktree)
-    if recorded is not None:
-        common = recorded.common_dir
-    else:  # a repository of the user's own
-        out = git_out(worktree, ["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        common = Path(out.decode().strip())
-    return GitPaths(work_tree=worktree.absolute(), git_dir=common, common_dir=common)
-
-
-def snapshot_tree(worktree: Path) -> str:
-    """Write the worktree's current files (untracked, not ignored, included) as a tree object.
-
-    A temporary index is used, so neither the worktree's nor the user's index changes.
-    """
-    paths = review_paths(worktree)
-    # The worktree's own index is in its admin folder (the user's, for a plain repository).
-    own = recorded_paths(worktree)
-    own_index = (own.git_dir if own is not None else paths.common_dir) / "index"
-    with tempfile.TemporaryDirectory(prefix="frogdesk-review-") as tmp:
-        index = Path(tmp) / "index"
-        if own_index.is_file():
-            # A speed-up (stat data saves rehashing); copy2 keeps the mtime git needs for racy entries.
-            shutil.copy2(own_index, index)
-        env = {"GIT_INDEX_FILE": str(index)}
-        git_out(paths, ["add", "-A", "--", "."], env=env)
-        return git_out(paths, ["write-tree"], env=env).decode().strip()
 
 
 @contextlib.contextmanager
@@ -96,7 +62,7 @@ def trusted_attributes(
 
 def compute_diff(worktree: Path, base_commit: str, context: int = 3) -> SessionDiff:
     """The diff of the worktree against base_commit, parsed into files and hunks."""
-    tree = snapshot_tree(worktree)
+    tree = snapshot_tree(worktree, base_commit)
     with trusted_attributes(worktree, base_commit) as (paths, env):
         out = git_out(
             paths,
@@ -125,7 +91,7 @@ def patch_text(worktree: Path, base_commit: str) -> tuple[str, list[str]]:
 
     Computed from the same snapshot as `compute_diff`, so the patch and the review agree.
     """
-    tree = snapshot_tree(worktree)
+    tree = snapshot_tree(worktree, base_commit)
     options = ["--no-color", "--no-ext-diff", "--no-textconv"]
     with trusted_attributes(worktree, base_commit) as (paths, env):
         patch = git_out(paths, ["diff", "--binary", *options, base_commit, tree], env=env)

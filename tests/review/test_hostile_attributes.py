@@ -87,3 +87,49 @@ def test_the_review_never_reads_the_worktrees_config(tmp_path: Path) -> None:
     env = {"GIT_INDEX_FILE": str(tmp_path / "control-index")}
     run_git(wt.path, ["add", "-A", "--", "."], env=env)
     assert marker.exists()
+
+
+def test_attributes_the_sandbox_writes_run_no_filter_of_the_users_config(tmp_path: Path) -> None:
+    """The filter is defined where the sandbox cannot write (the user's own config, as `git lfs
+    install` does); the sandbox only selects it. The snapshot reads the file itself, so the
+    command never runs; the control: `git add` over that worktree runs it."""
+    repo = _repo(tmp_path)
+    marker = tmp_path / "filter-ran"
+    git(repo, "config", "filter.demo.clean", f"sh -c 'touch {marker}; cat'")
+    wt = create_worktree(repo, tmp_path / "worktrees", "s1")
+    (wt.path / ".gitattributes").write_text("* filter=demo\n", encoding="utf-8")
+    (wt.path / "data.txt").write_text("two\n", encoding="utf-8")
+
+    diff = compute_diff(wt.path, wt.base_commit)
+    patch_text(wt.path, wt.base_commit)
+    assert {c.path for c in diff.files} == {".gitattributes", "data.txt"}
+    assert not marker.exists()
+
+    env = {"GIT_INDEX_FILE": str(tmp_path / "control-index")}
+    run_git(wt.path, ["add", "-A", "--", "."], env=env)
+    assert marker.exists()
+
+
+def test_line_endings_follow_the_base_commits_attributes_only(tmp_path: Path) -> None:
+    """A committed `eol=crlf` file checked out with CRLF is no change (git add normalizes it
+    too); a CRLF file the sandbox marks `text` in its own `.gitattributes` keeps its bytes."""
+    repo = _repo(tmp_path, attributes="*.bat text eol=crlf\n")
+    (repo / "run.bat").write_bytes(b"echo one\necho two\n")
+    (repo / "raw.txt").write_bytes(b"a\r\nb\r\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "bat")
+    wt = create_worktree(repo, tmp_path / "worktrees", "s1")
+    assert (wt.path / "run.bat").read_bytes() == b"echo one\r\necho two\r\n"
+    assert compute_diff(wt.path, wt.base_commit).files == ()
+
+    (wt.path / "run.bat").write_bytes(b"echo one\r\necho TWO\r\n")
+    (wt.path / "raw.txt").write_bytes(b"a\r\nB\r\n")
+    (wt.path / "more.txt").write_bytes(b"x\r\n")
+    (wt.path / ".gitattributes").write_text("*.txt text\n*.bat text eol=crlf\n", encoding="utf-8")
+    diff = compute_diff(wt.path, wt.base_commit)
+    by_path = {c.path: c for c in diff.files}
+    bat = [line for hunk in by_path["run.bat"].hunks for line in hunk.new_lines]
+    assert b"echo TWO\n" in bat  # normalized by the committed attribute
+    raw = [line for hunk in by_path["raw.txt"].hunks for line in hunk.new_lines]
+    assert b"B\r\n" in raw  # not normalized by the sandbox's attribute
+    assert by_path["more.txt"].hunks[0].new_lines == (b"x\r\n",)
