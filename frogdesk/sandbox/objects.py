@@ -6,31 +6,41 @@ as an alternate. After each command FrogDesk, outside the sandbox, moves what it
 there into the user's store: loose objects only after their content hashes to their name,
 linked in so nothing existing is ever replaced; packs through `git index-pack`, which
 checks every object and writes its own index (the sandbox's index is never trusted).
+
+A process the command left behind may still rename things in the private store while this
+runs, so nothing there is used by name from its top: the store is opened once, each folder
+in it by one name beneath that descriptor without following links, each file likewise, and
+each removal names an entry of a folder already open (DESIGN.md invariant 10).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import re
 import shutil
 import stat
 import tempfile
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from frogdesk.sandbox.beneath import (
+    DIR_FLAGS,
+    EscapeError,
+    open_beneath,
+    open_root,
+    opened,
+)
 from frogdesk.sandbox.gitrun import run_git
+from frogdesk.sandbox.loose import exists_at, move_loose
 from frogdesk.sandbox.shells.protocol import ShellResult
 
 _HEX_DIR = re.compile(r"[0-9a-f]{2}")
+_HEX = re.compile(r"[0-9a-f]+")
 _HEX_REST = {38: "sha1", 62: "sha256"}
-_OBJECT_TYPES = {b"blob", b"tree", b"commit", b"tag"}
 _PACK_NAME = re.compile(r"pack-[0-9a-f]{40}([0-9a-f]{24})?\.pack")
 _PACK_COMPANIONS = (".idx", ".rev", ".bitmap", ".keep", ".promisor", ".mtimes", ".pack")
-_CHUNK = 1 << 16
 _OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -86,9 +96,12 @@ def _alternate_entry(path: Path) -> str:
     return f'"{escaped}"'
 
 
-def _open_regular(path: Path) -> int:
-    """An fd on path if it is a regular file (never following a link or blocking on a FIFO)."""
-    fd = os.open(path, _OPEN_FLAGS)
+def _open_regular_at(folder: int, name: str) -> int:
+    """An fd on the entry `name` of a folder descriptor if it is a regular file.
+
+    Never follows a link (O_NOFOLLOW on the one component) or blocks on a FIFO.
+    """
+    fd = os.open(name, _OPEN_FLAGS, dir_fd=folder)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise ValueError("not a regular file")
@@ -99,68 +112,30 @@ def _open_regular(path: Path) -> int:
     return fd
 
 
-def _copy_verified(fd: int, out: int, oid: str, algorithm: str) -> str | None:
-    """Copy a loose object from fd to out, checking it; None if sound, else what is wrong."""
-    inflate = zlib.decompressobj()
-    digest = hashlib.new(algorithm)
-    header = b""
-    length = 0
-    while chunk := os.read(fd, _CHUNK):
-        view = memoryview(chunk)
-        while view:
-            view = view[os.write(out, view) :]
-        try:
-            data = inflate.decompress(chunk)
-        except zlib.error as exc:
-            return f"not zlib data ({exc})"
-        if inflate.unused_data:
-            return "garbage after the compressed object"
-        digest.update(data)
-        if len(header) < 64 and b"\0" not in header:
-            header += data[:64]
-        length += len(data)
-    if not inflate.eof:
-        return "truncated"
-    kind, _, rest = header.partition(b" ")
-    size, nul, _ = rest.partition(b"\0")
-    if kind not in _OBJECT_TYPES or not nul or not size.isdigit():
-        return "no valid object header"
-    if int(size) != length - len(kind) - len(size) - 2:
-        return "size does not match its header"
-    if digest.hexdigest() != oid:
-        return "content does not hash to its name"
-    return None
-
-
-def _move_loose(src: Path, store: Path, oid: str, algorithm: str) -> bool:
-    """Link one verified loose object into store; False if store had it. Raises ValueError if bad."""
-    target_dir = store / oid[:2]
-    target = target_dir / oid[2:]
-    if os.path.lexists(target):
-        return False
-    target_dir.mkdir(exist_ok=True)
-    fd = _open_regular(src)
+def _open_folder_at(parent: int, name: str) -> int | None:
+    """A descriptor of the sub-folder `name`; None when it is a link, not a folder, or gone."""
     try:
-        out, tmp_name = tempfile.mkstemp(prefix="tmp_obj_", dir=target_dir)
-        try:
-            try:
-                problem = _copy_verified(fd, out, oid, algorithm)
-                if problem is not None:
-                    raise ValueError(problem)
-                os.fchmod(out, 0o444)
-                os.fsync(out)
-            finally:
-                os.close(out)
-            try:
-                os.link(tmp_name, target)  # a link never replaces an existing file
-            except FileExistsError:
-                return False
-            return True
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp_name)
-    finally:
-        os.close(fd)
+        return open_beneath(parent, name, DIR_FLAGS, follow_links=False)
+    except (EscapeError, NotADirectoryError, FileNotFoundError):
+        return None
+
+
+def _unlink_if_same(folder: int, name: str, held: int | None) -> None:
+    """Remove `name` from the private folder, only if it is still the file held open (if any).
+
+    The name is removed in the very folder the descriptor was opened on, so nothing outside
+    the private store can be reached whatever is renamed meanwhile; the identity check keeps
+    a file that was swapped in after the check (unverified) for the next sync.
+    """
+    try:
+        if held is not None:
+            now = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            was = os.fstat(held)
+            if (now.st_dev, now.st_ino) != (was.st_dev, was.st_ino):
+                return
+        os.unlink(name, dir_fd=folder)
+    except OSError:
+        pass  # gone, or a folder in its place: it stays private, nothing of the user's is at stake
 
 
 def _git_env(git_dir: Path, objects: Path) -> dict[str, str]:
@@ -172,27 +147,25 @@ def _git_env(git_dir: Path, objects: Path) -> dict[str, str]:
     }
 
 
-def _index_pack(src: Path, git_dir: Path) -> str | None:
-    """Index a pack into the user's store with git's own checks; None on success, else why not.
+def _index_pack(src: int, git_dir: Path) -> str | None:
+    """Index a pack (read from fd src) into the user's store with git's own checks; None on
+    success, else why not.
 
     git writes the checked pack and its index into a quarantine folder inside the store;
     only a complete pack is linked into `objects/pack`, its index last, nothing replaced.
+    The names are the ones git gave the checked pack, never the private store's.
     """
     store = git_dir / "objects"
     quarantine = Path(tempfile.mkdtemp(prefix="tmp_objdir-frogdesk-", dir=store))
     try:
         (quarantine / "pack").mkdir()
-        fd = _open_regular(src)
-        try:
-            done = run_git(
-                git_dir,
-                ["index-pack", "--stdin"],
-                stdin=fd,
-                env=_git_env(git_dir, quarantine),
-                ok_codes=range(256),
-            )
-        finally:
-            os.close(fd)
+        done = run_git(
+            git_dir,
+            ["index-pack", "--stdin"],
+            stdin=src,
+            env=_git_env(git_dir, quarantine),
+            ok_codes=range(256),
+        )
         if done.returncode != 0:
             lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
             return lines[-1] if lines else f"git index-pack exited with {done.returncode}"
@@ -210,42 +183,98 @@ def _index_pack(src: Path, git_dir: Path) -> str | None:
         shutil.rmtree(quarantine, ignore_errors=True)
 
 
-def _remove_pack(pack: Path) -> None:
-    for suffix in _PACK_COMPANIONS:
-        with contextlib.suppress(FileNotFoundError):
-            pack.with_suffix(suffix).unlink()
+@dataclass
+class _Tally:
+    """What one sync has done so far."""
+
+    loose: int = 0
+    present: int = 0
+    packs: int = 0
+    rejected: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
-def _sync_loose(route: ObjectRoute) -> tuple[int, int, list[str], list[str]]:
-    added = present = 0
-    rejected: list[str] = []
-    errors: list[str] = []
-    for folder in sorted(route.private.iterdir()):
-        if not _HEX_DIR.fullmatch(folder.name) or folder.is_symlink() or not folder.is_dir():
+def _sync_folder(prefix: str, folder: int, store: int, tally: _Tally) -> None:
+    """Move the loose objects of one private fan-out folder (a descriptor) into the store."""
+    for name in sorted(os.listdir(folder)):
+        algorithm = _HEX_REST.get(len(name))
+        if algorithm is None or not _HEX.fullmatch(name):
+            continue  # git's temporary files, or nothing git would read
+        oid, label = prefix + name, f"{prefix}/{name}"
+        if exists_at(store, f"{oid[:2]}/{oid[2:]}"):
+            tally.present += 1  # never read, never written: the user's copy stays as it is
+            _unlink_if_same(folder, name, None)
             continue
-        for entry in sorted(folder.iterdir()):
-            algorithm = _HEX_REST.get(len(entry.name))
-            if algorithm is None or not re.fullmatch(r"[0-9a-f]+", entry.name):
-                continue  # git's temporary files, or nothing git would read
-            oid = folder.name + entry.name
+        try:
+            src = _open_regular_at(folder, name)
+        except ValueError as exc:
+            tally.rejected.append(f"{label}: {exc}")
+            continue
+        except OSError as exc:
+            tally.rejected.append(f"{label}: {exc.strerror or exc}")
+            continue
+        with opened(src):
             try:
-                if _move_loose(entry, route.store, oid, algorithm):
-                    added += 1
-                else:
-                    present += 1
+                added = move_loose(src, store, oid, algorithm)
             except ValueError as exc:
-                rejected.append(f"{folder.name}/{entry.name}: {exc}")
+                tally.rejected.append(f"{label}: {exc}")
                 continue
             except OSError as exc:
-                if exc.filename is not None and Path(exc.filename) == entry:
-                    rejected.append(f"{folder.name}/{entry.name}: {exc.strerror or exc}")
-                else:
-                    errors.append(f"{folder.name}/{entry.name}: {exc}")
+                tally.errors.append(f"{label}: {exc}")
                 continue
-            entry.unlink()
+            if added:
+                tally.loose += 1
+            else:
+                tally.present += 1
+            _unlink_if_same(folder, name, src)
+
+
+def _sync_loose(private: int, store: int, tally: _Tally) -> None:
+    """Every fan-out folder of the private store, each opened once, never through a link."""
+    for prefix in sorted(os.listdir(private)):
+        if not _HEX_DIR.fullmatch(prefix):
+            continue
+        folder = _open_folder_at(private, prefix)
+        if folder is None:
+            continue  # a link (perhaps to the user's own fan-out folder), or not a folder
+        with opened(folder):
+            _sync_folder(prefix, folder, store, tally)
         with contextlib.suppress(OSError):
-            folder.rmdir()  # only when empty
-    return added, present, rejected, errors
+            os.rmdir(prefix, dir_fd=private)  # only when empty, and only a private folder
+
+
+def _remove_pack(pack_dir: int, name: str, held: int) -> None:
+    """Remove an indexed pack and its companions by name from the private pack folder."""
+    stem = name.removesuffix(".pack")
+    for suffix in _PACK_COMPANIONS:
+        _unlink_if_same(pack_dir, stem + suffix, held if suffix == ".pack" else None)
+
+
+def _sync_packs(private: int, git_dir: Path, tally: _Tally) -> None:
+    """Index every pack of the private pack folder (opened once, never through a link)."""
+    pack_dir = _open_folder_at(private, "pack")
+    if pack_dir is None:
+        return
+    with opened(pack_dir):
+        for name in sorted(os.listdir(pack_dir)):
+            if not _PACK_NAME.fullmatch(name):
+                continue
+            try:
+                src = _open_regular_at(pack_dir, name)
+            except (OSError, ValueError) as exc:
+                tally.rejected.append(f"pack/{name}: {exc}")
+                continue
+            with opened(src):
+                try:
+                    problem = _index_pack(src, git_dir)
+                except (OSError, ValueError) as exc:
+                    tally.rejected.append(f"pack/{name}: {exc}")
+                    continue
+                if problem is not None:
+                    tally.rejected.append(f"pack/{name}: {problem}")
+                    continue
+                _remove_pack(pack_dir, name, src)
+            tally.packs += 1
 
 
 def sync_objects(route: ObjectRoute) -> SyncReport:
@@ -253,33 +282,26 @@ def sync_objects(route: ObjectRoute) -> SyncReport:
 
     Call it only when no sandboxed command is running. What is moved is removed from the
     private store (sandboxed git still sees it, through the alternate). Corrupt files stay
-    where they are and are reported; so do objects that could not be written.
+    where they are and are reported; so do objects that could not be written. The private
+    store is opened once, by its recorded path, and everything in it through descriptors:
+    a process that outlived its command cannot redirect a read or a removal with links.
     """
-    if not route.private.is_dir():
+    try:  # the recorded path; its last step must not be a link (EscapeError, an OSError)
+        with opened(open_root(route.private.parent)) as parent:
+            private = open_beneath(parent, route.private.name, DIR_FLAGS, follow_links=False)
+    except (FileNotFoundError, NotADirectoryError):
         return SyncReport()
-    added, present, rejected, errors = _sync_loose(route)
-    packs = 0
-    pack_dir = route.private / "pack"
-    if pack_dir.is_dir() and not pack_dir.is_symlink():
-        for pack in sorted(pack_dir.glob("pack-*.pack")):
-            if not _PACK_NAME.fullmatch(pack.name):
-                continue
-            try:
-                problem = _index_pack(pack, route.git_dir)
-            except (OSError, ValueError) as exc:
-                rejected.append(f"pack/{pack.name}: {exc}")
-                continue
-            if problem is not None:
-                rejected.append(f"pack/{pack.name}: {problem}")
-                continue
-            _remove_pack(pack)
-            packs += 1
+    tally = _Tally()
+    with opened(private):
+        with opened(open_root(route.store)) as store:
+            _sync_loose(private, store, tally)
+        _sync_packs(private, route.git_dir, tally)
     return SyncReport(
-        loose=added,
-        present=present,
-        packs=packs,
-        rejected=tuple(rejected),
-        errors=tuple(errors),
+        loose=tally.loose,
+        present=tally.present,
+        packs=tally.packs,
+        rejected=tuple(tally.rejected),
+        errors=tuple(tally.errors),
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from frogdesk.sandbox.confine import landlock_abi
 from frogdesk.sandbox.levels import ShellChoice, choose_shell
-from frogdesk.sandbox.objects import ObjectRoute, sync_objects
+from frogdesk.sandbox.objects import ObjectRoute, SyncReport, run_and_sync, sync_objects
 from frogdesk.sandbox.shells.bwrap import find_bwrap
 from frogdesk.sandbox.shells.protocol import ShellResult
 from frogdesk.sandbox.worktree import Worktree
@@ -272,3 +272,56 @@ def test_an_alternate_path_with_a_colon_is_quoted_for_git(tmp_path: Path) -> Non
     env = {**os.environ, **route.env()}
     done = subprocess.run(["git", "cat-file", "-t", oid], cwd=other, env=env, capture_output=True)
     assert done.stdout == b"blob\n", done.stderr
+
+
+@pytest.mark.parametrize("openat2", [True, False], ids=["openat2", "walk"])
+def test_linked_fan_out_and_pack_folders_are_never_entered(
+    repo: Path, tmp_path: Path, openat2: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Links into the user's own store, named as git would name the private folders: a sync
+    # that went through them would find the user's objects "already there" and remove them.
+    from frogdesk.sandbox import beneath
+
+    if openat2 and not beneath.has_openat2():
+        pytest.skip("this kernel has no openat2")
+    monkeypatch.setitem(beneath._state, "openat2", openat2)  # False: the older kernels' walk
+    git(repo, "repack", "-q")  # a pack in the user's store too
+    git(repo, "hash-object", "-w", "README.md")  # and a loose object
+    route = _route(repo, tmp_path)
+    (route.private / "pack").rmdir()
+    (route.private / "pack").symlink_to(route.store / "pack")
+    fan_outs = [p for p in route.store.iterdir() if re.fullmatch(r"[0-9a-f]{2}", p.name)]
+    assert fan_outs and list((route.store / "pack").glob("*.pack"))
+    for folder in fan_outs:
+        (route.private / folder.name).symlink_to(folder)
+    before = _files(route.store)
+
+    report = sync_objects(route)
+
+    assert report == SyncReport(), report
+    assert _files(route.store) == before
+    assert all((route.private / f.name).is_symlink() for f in fan_outs)
+    git(repo, "fsck", "--strict")
+
+
+def test_a_private_store_that_became_a_link_is_not_followed(repo: Path, tmp_path: Path) -> None:
+    route = _route(repo, tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    route.private.rename(elsewhere)
+    route.private.symlink_to(elsewhere)
+    done = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"],
+        input=b"through a link\n",
+        env={**os.environ, "GIT_DIR": str(repo / ".git"), "GIT_OBJECT_DIRECTORY": str(elsewhere)},
+        capture_output=True,
+        check=True,
+    )
+    oid = done.stdout.decode().strip()
+    before = _files(route.store)
+    with pytest.raises(OSError):
+        sync_objects(route)
+    assert _files(route.store) == before
+    assert (elsewhere / oid[:2] / oid[2:]).is_file()
+    # Through run_and_sync the failure is a notice on the command's output, not a crash.
+    result = run_and_sync(route, lambda: ShellResult(exit_code=0, stdout="", stderr=""))
+    assert "could not be copied" in result.stderr
