@@ -15,6 +15,14 @@ from frogdesk import __version__, config, system
 from frogdesk.models.hub import offline_requested
 from frogdesk.models.local import hf_cache_dir
 from frogdesk.paths import AppPaths
+from frogdesk.sandbox.confine import (
+    LANDLOCK_REQUIRED_ABI,
+    landlock_abi,
+    landlock_gives,
+    landlock_missing,
+    landlock_refusal,
+)
+from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import detect
 from frogdesk.sizes import gib
 
@@ -100,10 +108,41 @@ def llama_capabilities() -> dict[str, Any]:
     }
 
 
+def landlock_status() -> dict[str, Any]:
+    """The kernel's Landlock ABI, which of the landlock level's features it gives, which it lacks."""
+    abi = landlock_abi()
+    missing = landlock_missing(abi)
+    return {
+        "abi": abi,
+        "required_abi": LANDLOCK_REQUIRED_ABI,
+        "gives": [f"{f.name} (ABI {f.abi})" for f in landlock_gives(abi)],
+        "missing": [f"{f.name} (ABI {f.abi})" for f in missing],
+        "refusal": landlock_refusal(abi, missing) if missing else None,
+    }
+
+
 def sandbox_status(requested: str) -> dict[str, Any]:
-    """The shell isolation level FrogDesk would use, and why."""
-    level, reason = detect(requested)
-    return {"requested": requested, "level": level, "reason": reason}
+    """The shell isolation level FrogDesk would use, and why ("unavailable" when the level
+    the settings name cannot work here)."""
+    level: str
+    try:
+        level, reason = detect(requested)
+    except SandboxError as exc:
+        level, reason = "unavailable", str(exc)
+    return {"requested": requested, "level": level, "reason": reason, "landlock": landlock_status()}
+
+
+def landlock_line(landlock: dict[str, Any]) -> str:
+    """One line: the ABI and what it gives the landlock level, or what it lacks."""
+    if landlock["abi"] < 1:
+        return "landlock         none (the kernel has no Landlock, or it is disabled)"
+    gives = ", ".join(landlock["gives"])
+    if not landlock["missing"]:
+        return f"landlock         ABI {landlock['abi']}: {gives}"
+    return (
+        f"landlock         ABI {landlock['abi']}: {gives}; missing {', '.join(landlock['missing'])}, "
+        f"so the landlock level is refused (it needs ABI {landlock['required_abi']})"
+    )
 
 
 def hub_status(endpoint: str, timeout: float = 3.0) -> dict[str, Any]:
@@ -153,6 +192,8 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
             f"run {llama['enable_gpu']}"
         )
     sandbox = sandbox_status(settings.sandbox)
+    if sandbox["level"] == "unavailable":
+        problems.append(sandbox["reason"])
     if sandbox["level"] == "none":
         problems.append("no shell sandbox: every Bash command will need your approval")
     as_root = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -215,6 +256,7 @@ def format_text(report: DoctorReport) -> str:
         f"memory           {gib(report.memory['available'])} available of {gib(report.memory['total'])}",
         *gpu_lines,
         f"sandbox          {report.sandbox['level']}: {report.sandbox['reason']}",
+        landlock_line(report.sandbox["landlock"]),
         f"config           {report.paths['config_file']} ({'exists' if report.config['exists'] else 'not created yet'}, {config_state})",
         f"data             {report.paths['data_dir']}",
         f"models           {report.paths['hf_cache']} (the Hugging Face cache); imported: {report.paths['models_dir']}",
