@@ -15,6 +15,7 @@ from frogdesk.config import Settings
 from frogdesk.core.chooser import hub_choices, repo_listing
 from frogdesk.core.models import drift_result, fit_context, progress_line
 from frogdesk.engine.backends import settings_options
+from frogdesk.engine.dialect_info import dialect_line, tool_call_dialect
 from frogdesk.inert import inert_line
 from frogdesk.models.catalog import CatalogRow, local_rows
 from frogdesk.models.download import Progress, download_limits
@@ -264,10 +265,12 @@ def cmd_info(args: argparse.Namespace) -> int:
         warnings = model_warnings(
             parse_filename("mmproj-" + path.name) or name, frog, settings.acknowledged, key
         )
+    dialect = tool_call_dialect(path) if info.chat_template else None
     if args.json:
         est = chosen.estimate
         out: dict[str, Any] = {
             "metadata": info.to_dict(),
+            "tool_call_dialect": dialect,
             "estimate": {**est.__dict__, "total": est.total},
             "plan": {
                 "offload": chosen.offload,
@@ -306,6 +309,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             else "none",
         ),
         ("chat template", "yes" if info.chat_template else "no"),
+        ("tool calls", dialect_line(dialect)),
         (
             "sampling defaults",
             ", ".join(

@@ -3,6 +3,10 @@
 Each line is a JSON object. `{"text": RAW}` is one assistant reply exactly as the model
 emits it after the generation prompt (reasoning, `</think>`, content, XML tool calls);
 `{"error": MESSAGE}` makes that turn fail as a server error would. Blank lines are skipped.
+A first line `{"dialect": "hermes_json"}` replays the script in that tool-call dialect
+(default `qwen3_coder_xml`, FrogNano's), as a model whose template teaches it would speak;
+`"thinking": false` in it says the replies start outside reasoning (a template, like
+Qwen2.5's, whose generation prompt opens no `<think>`).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.engine.estimate import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens
-from frogdesk.engine.toolcall.parser import QwenXmlToolParser
+from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect, ToolCallParser, dialect_named
 from frogdesk.engine.types import (
     BackendInfo,
     Decoded,
@@ -45,7 +49,21 @@ class ScriptedReply:
 
 
 def read_script(path: Path) -> list[ScriptedReply]:
-    """Parse a script file; raises `ScriptError` naming the line that is wrong."""
+    """Parse a script file's replies; raises `ScriptError` naming the line that is wrong."""
+    return read_script_file(path)[1]
+
+
+@dataclass(frozen=True)
+class ScriptHeader:
+    """A script's first line: the dialect it speaks, and whether its replies open in reasoning."""
+
+    dialect: ToolCallDialect = XML
+    thinking: bool | None = None
+    """None: as the run's enable_thinking setting says."""
+
+
+def read_script_file(path: Path) -> tuple[ScriptHeader, list[ScriptedReply]]:
+    """Parse a script file: its header and its replies; raises `ScriptError` naming the line."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
@@ -53,14 +71,25 @@ def read_script(path: Path) -> list[ScriptedReply]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ScriptError(f"{path}: cannot read the script: {exc}") from None
     replies: list[ScriptedReply] = []
+    header: ScriptHeader | None = None
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ScriptError(f"{path} line {number}: not valid JSON ({exc.msg})") from None
-        if isinstance(entry, dict) and isinstance(entry.get("text"), str):
+        except (json.JSONDecodeError, RecursionError) as exc:
+            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+            raise ScriptError(f"{path} line {number}: not valid JSON ({msg})") from None
+        if isinstance(entry, dict) and isinstance(entry.get("dialect"), str):
+            if replies or header is not None:
+                raise ScriptError(f"{path} line {number}: a dialect line must come first")
+            try:
+                dialect = dialect_named(entry["dialect"])
+            except ValueError as exc:
+                raise ScriptError(f"{path} line {number}: {exc}") from None
+            thinking = entry.get("thinking")
+            header = ScriptHeader(dialect, thinking if isinstance(thinking, bool) else None)
+        elif isinstance(entry, dict) and isinstance(entry.get("text"), str):
             replies.append(ScriptedReply(number, text=entry["text"]))
         elif isinstance(entry, dict) and isinstance(entry.get("error"), str):
             replies.append(ScriptedReply(number, error=entry["error"]))
@@ -69,20 +98,31 @@ def read_script(path: Path) -> list[ScriptedReply]:
                 f'{path} line {number}: expected an object with a string "text" '
                 f'(or "error"), got {line.strip()[:80]}'
             )
-    return replies
+    return header or ScriptHeader(), replies
 
 
 class ScriptBackend:
     """Replays a script's replies in order, one per `generate` call, streamed in small chunks.
 
     `strict_calls` False leaves argument checks to the tools (see `QwenXmlToolParser`).
+    `dialect` overrides the script's own (its first line, else Qwen3-Coder XML).
     """
 
-    def __init__(self, path: Path, *, chunk_chars: int = 8, strict_calls: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        chunk_chars: int = 8,
+        strict_calls: bool = False,
+        dialect: ToolCallDialect | None = None,
+    ) -> None:
         if chunk_chars < 1:
             raise ValueError("chunk_chars must be at least 1")
         self.path = path
-        self._replies = read_script(path)
+        header, self._replies = read_script_file(path)
+        self._thinking = header.thinking
+        self.dialect = dialect if dialect is not None else header.dialect
+        """The tool-call dialect the replies are parsed in."""
         self._chunk = chunk_chars
         self._strict = strict_calls
         self._next = 0
@@ -91,7 +131,9 @@ class ScriptBackend:
     @property
     def info(self) -> BackendInfo:
         """The script path as the model name."""
-        return BackendInfo(kind="script", model=str(self.path), device="none")
+        return BackendInfo(
+            kind="script", model=str(self.path), device="none", dialect=self.dialect.name
+        )
 
     @property
     def replies_left(self) -> int:
@@ -137,9 +179,11 @@ class ScriptBackend:
         if reply.error:
             yield Finished("error", error=f"{self.path} line {reply.line}: {reply.error}")
             return
-        parser = QwenXmlToolParser(
+        parser = self.dialect.parser(
             tools,
-            starts_in_reasoning=settings.enable_thinking,
+            starts_in_reasoning=settings.enable_thinking
+            if self._thinking is None
+            else self._thinking,
             id_prefix=f"call_{reply.line}_",
             strict=self._strict,
         )
@@ -148,7 +192,7 @@ class ScriptBackend:
     def _stream(
         self,
         text: str,
-        parser: QwenXmlToolParser,
+        parser: ToolCallParser,
         settings: GenerationSettings,
         prompt_tokens: int,
         cancel: threading.Event | None,

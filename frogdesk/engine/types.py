@@ -235,6 +235,8 @@ class BackendInfo:
     device: str = "CPU"
     """`CPU`, `GPU` or `GPU 20/33 layers`."""
     context_size: int = 0
+    dialect: str = ""
+    """The tool-call dialect the model speaks (`qwen3_coder_xml`, `hermes_json`; "" unknown)."""
 
 
 class Backend(Protocol):

@@ -27,6 +27,8 @@ class SessionRecord:
     model: str
     """Model spec (or script path / endpoint) the session runs on."""
     backend: str = "llama"
+    dialect: str = ""
+    """The tool-call dialect the model spoke in the latest run (`hermes_json`, ...; "" unknown)."""
     created_at: float = 0.0
     updated_at: float = 0.0
     status: SessionStatus = "created"

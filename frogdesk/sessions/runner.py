@@ -262,6 +262,7 @@ class SessionService:
         record = active.record
         record.status = "running"
         record.pid = os.getpid()
+        record.dialect = active.backend.info.dialect or record.dialect
         self.store.update(record)
         messages = active.transcript.conversation()
         watch = UserChangeLog(

@@ -25,6 +25,7 @@ from frogdesk.engine.llama.segments import KeptReply, render_with_raw, reply_clo
 from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.llama.transcript import TokenTranscript
 from frogdesk.engine.template import ChatTemplate, TemplateError
+from frogdesk.engine.toolcall.detect import choose_dialect
 from frogdesk.engine.types import (
     BackendInfo,
     EngineEvent,
@@ -90,6 +91,9 @@ class LlamaBackend:
         try:
             self.context = LlamaContext(self.model, self.options)
             self.template = model_template(self.model, Path(model_path))
+            self.dialect_choice = choose_dialect(self.template)
+            """The tool-call dialect the model's own template teaches (refused at load if
+            FrogDesk does not speak it)."""
             self._closing = reply_closing(self.template)
         except BaseException:
             self.model.close()
@@ -162,6 +166,7 @@ class LlamaBackend:
             quant=_quant_name(self.model.header.metadata.get("general.file_type")),
             device=device,
             context_size=self.context.n_ctx,
+            dialect=self.dialect_choice.dialect.name,
         )
 
     def buffer_sizes(self) -> dict[str, float]:
@@ -355,7 +360,8 @@ class LlamaBackend:
             self._remember_listings(messages)
         run = ReplyRun(self.sequence, tools, settings, plan.starts_in_reasoning, limit,
                        drafter=self.drafter if speculative else None,
-                       policy=self.draft_policy if speculative else None)  # fmt: skip
+                       policy=self.draft_policy if speculative else None,
+                       dialect=self.dialect_choice.dialect)  # fmt: skip
         self.last_drafts = run.drafts
         yield from run.events(cancel)
         if run.recorded is not None:

@@ -11,8 +11,8 @@ from frogdesk.engine.llama.context import DecodeError
 from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
 from frogdesk.engine.llama.sampling import GrammarUse, Pick, Sampler, resolve
 from frogdesk.engine.llama.sequence import LlamaSequence
-from frogdesk.engine.toolcall.grammar import CALL_TRIGGER, tool_call_grammar, trigger_pattern
-from frogdesk.engine.toolcall.parser import QwenXmlToolParser
+from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect
+from frogdesk.engine.toolcall.grammar import trigger_pattern
 from frogdesk.engine.types import (
     Decoded,
     EngineEvent,
@@ -49,14 +49,16 @@ class ReplyRun:
         *,
         drafter: Drafter | None = None,
         policy: DraftPolicy | None = None,
+        dialect: ToolCallDialect = XML,
     ) -> None:
         self._seq = sequence
+        self._dialect = dialect
         self._tools = tools
         self._settings = settings
         self._starts_in_reasoning = starts_in_reasoning
         self._limit = limit
         self._sampling = resolve(settings, sequence.model.sampling_defaults())
-        self._call_token = sequence.model.single_token(CALL_TRIGGER)
+        self._call_token = sequence.model.single_token(dialect.trigger)
         self._drafter = drafter
         self._policy = policy
         self.drafts = DraftStats()
@@ -76,15 +78,17 @@ class ReplyRun:
             banned = [self._call_token] if choice == "none" and self._call_token is not None else []
             return Sampler(model, self._sampling, banned=banned, seed_offset=seed_offset)
         if choice == "required" and not in_reasoning:
-            grammar = GrammarUse(tool_call_grammar(self._tools, leading_newlines=True), lazy=False)
+            grammar = GrammarUse(
+                self._dialect.grammar(self._tools, leading_newlines=True), lazy=False
+            )
         else:
             tokens = (self._call_token,) if self._call_token is not None else ()
             # llama.cpp matches a trigger pattern against the whole reply at every token, and
             # the cost grows faster than the reply (9 ms a token over the first 250 tokens,
             # 74 ms from 250 to 500, bench/grammar_sampling.py on SmolLM2): only a model
             # without a call token gets one.
-            patterns = () if tokens else (trigger_pattern(),)
-            grammar = GrammarUse(tool_call_grammar(self._tools), True, tokens, patterns)
+            patterns = () if tokens else (trigger_pattern(self._dialect.trigger),)
+            grammar = GrammarUse(self._dialect.grammar(self._tools), True, tokens, patterns)
         return Sampler(model, self._sampling, grammar=grammar, seed_offset=seed_offset)
 
     def events(self, cancel: threading.Event | None) -> Iterator[EngineEvent]:
@@ -106,7 +110,7 @@ class ReplyRun:
             return
         stream = ReplyStream(self._seq, self._tools, self._settings,
                              starts_in_reasoning=self._starts_in_reasoning, limit=self._limit,
-                             sampler_for=self._sampler)  # fmt: skip
+                             sampler_for=self._sampler, dialect=self._dialect)  # fmt: skip
         error = ""
         try:
             yield from self._decode_loop(stream, cancel)
@@ -330,6 +334,7 @@ class ReplyStream:
         starts_in_reasoning: bool,
         limit: int,
         sampler_for: Callable[[bool, int], Sampler],
+        dialect: ToolCallDialect = XML,
     ) -> None:
         self._t = sequence.transcript
         self._model = sequence.model
@@ -347,7 +352,8 @@ class ReplyStream:
         self.reason: FinishReason | None = None
         self.ended_on_eog = ""
         """The text of the end-of-turn token the reply ended with ("" if none)."""
-        self._parser = QwenXmlToolParser(tools, starts_in_reasoning=starts_in_reasoning)
+        self._parser = dialect.parser(tools, starts_in_reasoning=starts_in_reasoning)
+        self._trigger = dialect.trigger
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._in_reasoning = starts_in_reasoning
         self._saw_call = False
@@ -378,7 +384,7 @@ class ReplyStream:
                 self.reply.add(event)
                 yield event
             window = self._tail + text
-            self._saw_call = self._saw_call or CALL_TRIGGER in window
+            self._saw_call = self._saw_call or self._trigger in window
             if self._in_reasoning and not self._saw_call and THINK_CLOSE in window:
                 self._in_reasoning = False
                 self.sampler.close()
