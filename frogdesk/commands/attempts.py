@@ -176,7 +176,7 @@ def run_attempts_command(
             for gone in workbench.keep_attempt(outcome, outcome.chosen, keep_others=False):
                 printer.write(f"discarded {gone}")
         if outcome.chosen and args.apply:
-            printer.write(workbench.apply_all(outcome.chosen))
+            printer.write(workbench.apply_all(outcome.chosen, printer.write))
     except AttemptsError as exc:
         raise UserError(str(exc)) from None
     if args.json:

@@ -10,10 +10,15 @@ from typing import Any
 
 from frogdesk.commands.common import UserError
 from frogdesk.core.reviewing import (
+    Scope,
     SessionReview,
+    StaleReviewError,
     WorktreeGoneError,
-    apply_reviewed,
+    apply_checked,
     load_review,
+    show_review,
+    stale_review_error,
+    stale_since_review,
     undo_latest,
 )
 from frogdesk.errors import describe_os_error
@@ -59,9 +64,10 @@ def _store() -> SessionStore:
     return SessionStore(AppPaths.default().sessions_dir)
 
 
-def _load(session_id: str) -> SessionReview:
+def _load(session_id: str, *, shown: bool = False) -> SessionReview:
+    """The session's review; `shown`: recorded as what the user is shown (see show_review)."""
     try:
-        return load_review(_store(), session_id)
+        return (show_review if shown else load_review)(_store(), session_id)
     except SessionNotFoundError:
         raise UserError(f"no session {session_id!r} (see `frogdesk sessions`)") from None
     except WorktreeGoneError as exc:
@@ -80,7 +86,7 @@ def review_main(args: argparse.Namespace) -> int:
     Everything a reviewer approves is shown: each hunk's lines, symlink targets, mode
     changes and binary sizes; untrusted text is printed inert (escapes shown, not run).
     """
-    loaded = _load(args.session)
+    loaded = _load(args.session, shown=True)
     decisions = loaded.decisions
     flagged = loaded.user_changed
     facts = file_facts(Path(loaded.record.worktree), loaded.diff)
@@ -135,15 +141,28 @@ def _split(value: str) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 
 
+def _refused(loaded: SessionReview, ids: list[str], scope: Scope) -> bool:
+    """True (the refusal printed) when a chosen change differs from what the review showed."""
+    stale = stale_since_review(loaded, ids, scope)
+    if not stale:
+        return False
+    print(inert_text(str(stale_review_error(loaded, stale))), file=sys.stderr)
+    return True
+
+
 def apply_main(args: argparse.Namespace) -> int:
-    """Apply the chosen hunks; exit 1 with a report when any conflicts (nothing written)."""
+    """Apply the chosen hunks as reviewed; exit 1 with a report when any conflicts or changed
+    since the review (nothing written). With no review, the hunks are printed as applied."""
     loaded = _load(args.session)
     diff = loaded.diff
+    scope: Scope = "all" if args.all else "hunks" if args.hunks is not None else "files"
     if args.all:
         ids = diff.hunk_ids()
     elif args.hunks is not None:
         ids = _split(args.hunks)
         unknown = [h for h in ids if diff.find_hunk(h) is None]
+        if unknown and _refused(loaded, unknown, "hunks"):
+            return 1
         if unknown:
             raise UserError(f"no hunk {', '.join(unknown)} in session {loaded.record.id}")
     else:
@@ -155,10 +174,21 @@ def apply_main(args: argparse.Namespace) -> int:
             ids.extend(h.id for h in change.hunks)
     if not ids:
         raise UserError("nothing to apply")
+    if _refused(loaded, ids, scope):
+        return 1  # checked before the approvals are saved: nothing unreviewed is marked approved
     loaded.decisions.decide(ids, "approved")
     try:
         save_decisions(loaded.session_dir, loaded.decisions)
-        result = apply_reviewed(loaded, ids, commit_message=args.commit)
+        result = apply_checked(
+            loaded,
+            ids,
+            scope,
+            print,  # with no review first, what was written is listed before the report
+            commit_message=args.commit,
+        )
+    except StaleReviewError as exc:
+        print(inert_text(str(exc)), file=sys.stderr)
+        return 1
     except OSError as exc:
         raise UserError(f"apply failed, nothing was written: {describe_os_error(exc)}") from None
     except (GitError, UnsafePath) as exc:

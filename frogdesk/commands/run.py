@@ -217,7 +217,7 @@ def run_session(
     traj_path, patch_path = write_results(output.expanduser(), outcome.trajectory)
     printer.write(f"wrote {traj_path} and {patch_path}")
     if getattr(args, "apply", False) and outcome.patch:
-        printer.write(workbench.apply_all(outcome.record.id))
+        printer.write(workbench.apply_all(outcome.record.id, printer.write))
     if args.json:
         summary = {
             "session_id": outcome.record.id,

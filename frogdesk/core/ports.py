@@ -95,7 +95,7 @@ class Workbench(Protocol):
         ...
 
     def review(self, session_id: str) -> SessionReview:
-        """The session's diff with its saved decisions (blocking)."""
+        """The session's diff with its saved decisions, recorded as shown (blocking)."""
         ...
 
     def decide(self, review: SessionReview, decisions: HunkDecisions) -> None:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from frogdesk.inert import inert_line
 from frogdesk.review.apply import ApplyResult, apply_hunks
 from frogdesk.review.decisions import HunkDecisions, load_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.model import SessionDiff
+from frogdesk.review.reviewed import STALE_NOTE, load_reviewed, save_reviewed
+from frogdesk.review.show import applied_lines
 from frogdesk.review.undo import UndoResult, latest_record, undo_apply
 from frogdesk.review.user_changes import load_user_changes
 from frogdesk.sessions.record import SessionRecord
@@ -19,6 +23,14 @@ from frogdesk.sessions.store import SessionStore
 
 class WorktreeGoneError(ValueError):
     """The session's worktree no longer exists (discarded or removed): nothing to review."""
+
+
+class StaleReviewError(ApplyRefusedError):
+    """The diff to apply is not the one the user reviewed; nothing was written."""
+
+
+Scope = Literal["all", "files", "hunks"]
+"""How an apply chose its hunks: every hunk, every hunk of some files, or hunks by id."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +59,80 @@ def load_review(store: SessionStore, session_id: str) -> SessionReview:
     )
 
 
+def show_review(store: SessionStore, session_id: str) -> SessionReview:
+    """`load_review`, recorded as shown: for a face that shows the user this diff (blocking).
+
+    The record (each file's and hunk's content digest) is what a later apply checks, so a
+    process that changes the worktree after the user looked cannot get its change applied.
+    """
+    review = load_review(store, session_id)
+    save_reviewed(review.session_dir, review.diff)
+    return review
+
+
+def stale_since_review(
+    review: SessionReview, hunk_ids: Collection[str], scope: Scope
+) -> list[str] | None:
+    """One line per file whose change differs from what the latest review showed.
+
+    None when the session was never reviewed. `all` checks every file (a file new or gone
+    since the review counts); `files` the files of the chosen hunks, whole; `hunks` the
+    chosen hunks alone (a hunk the review did not show counts).
+    """
+    record = load_reviewed(review.session_dir)
+    if record is None:
+        return None
+    diff, chosen = review.diff, set(hunk_ids)
+    if scope == "all":
+        stale = record.stale_files(diff)
+    elif scope == "files":
+        paths = {c.path for c in diff.files if any(h.id in chosen for h in c.hunks)}
+        stale = record.stale_files(diff, paths)
+    else:
+        stale = record.stale_hunks(diff, chosen)
+    return [inert_line(f"{path}: {STALE_NOTE}") for path in stale]
+
+
+def stale_review_error(review: SessionReview, stale: list[str]) -> StaleReviewError:
+    """The refusal for the files `stale_since_review` named, one line each."""
+    head = f"apply refused; nothing was written (see `frogdesk review {review.record.id}`):"
+    return StaleReviewError("\n".join([head, *(f"  {line}" for line in stale)]))
+
+
+def apply_checked(
+    review: SessionReview,
+    hunk_ids: Collection[str],
+    scope: Scope,
+    show: Callable[[str], None],
+    *,
+    commit_message: str | None = None,
+) -> ApplyResult:
+    """Apply the chosen hunks, exactly as the user reviewed them (the CLI's `apply`).
+
+    After a review: StaleReviewError naming each file that changed since, and nothing is
+    written (for every scope: the user chose from a view that no longer holds, so the whole
+    apply waits for a new review). With no review: once applied, the hunks written are
+    listed through `show`, from the same diff, and that listing is the review (as with
+    `run --apply`); a refused apply lists nothing, since it wrote nothing.
+    """
+    stale = stale_since_review(review, hunk_ids, scope)
+    if stale:
+        raise stale_review_error(review, stale)
+    result = apply_reviewed(review, hunk_ids, commit_message=commit_message)
+    if stale is None and result.applied:
+        _list_applied(review, hunk_ids, show)
+    return result
+
+
+def _list_applied(
+    review: SessionReview, hunk_ids: Collection[str], show: Callable[[str], None]
+) -> None:
+    """Show the hunks an apply with no review wrote: what it prints is what it wrote."""
+    show(f"applied, with no review before (`frogdesk undo {review.record.id}` reverts it):")
+    for line in applied_lines(Path(review.record.worktree), review.diff, set(hunk_ids)):
+        show(line)
+
+
 def apply_reviewed(
     review: SessionReview,
     hunk_ids: Collection[str],
@@ -57,7 +143,9 @@ def apply_reviewed(
     """Write the chosen hunks (with the user's edits of them) to the repository, undoably.
 
     `decisions` replaces the saved ones (a review screen's, not yet saved); all or nothing:
-    on a conflict nothing is written and the result names it.
+    on a conflict nothing is written and the result names it. What is written is
+    `review.diff` as the face showed it (hunk lines in memory, blobs by id), never the
+    worktree as it is now: the TUI's review screen applies the diff on the screen.
     """
     chosen = decisions if decisions is not None else review.decisions
     record = review.record
@@ -82,10 +170,17 @@ def undo_latest(store: SessionStore, session_id: str | None) -> UndoResult | Non
     return undo_apply(*found)
 
 
-def apply_all(store: SessionStore, session_id: str) -> str:
-    """Apply every hunk of a session to the user's repository (undoably); the apply report."""
+def apply_all(store: SessionStore, session_id: str, show: Callable[[str], None]) -> str:
+    """Apply every hunk of a session (undoably) and list them through `show`; the report.
+
+    For `run --apply`, where no review comes first: the listing is the review. The diff is
+    computed once, and that same diff is applied and listed, so what the user reads is
+    exactly what was written (a change made to the worktree after it is not applied).
+    """
     review = load_review(store, session_id)
-    result = apply_reviewed(review, review.diff.hunk_ids())
+    ids = review.diff.hunk_ids()
+    result = apply_reviewed(review, ids)
     if not result.applied:
         raise ApplyRefusedError(result.report())
+    _list_applied(review, ids, show)
     return result.report()

@@ -23,7 +23,7 @@ from frogdesk.core.reviewing import (
     SessionReview,
     apply_all,
     apply_reviewed,
-    load_review,
+    show_review,
     undo_latest,
 )
 from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
@@ -327,9 +327,9 @@ class CoreWorkbench:
         self._opened.pop(record.id, None)
         return self.service.discard(record.id)
 
-    def apply_all(self, session_id: str) -> str:
-        """Apply every hunk of a session to the repository; the one line that says what."""
-        return apply_all(self.service.store, session_id)
+    def apply_all(self, session_id: str, show: Callable[[str], None]) -> str:
+        """Show every hunk of a session through `show` and apply exactly those; the report."""
+        return apply_all(self.service.store, session_id, show)
 
     def pull_missing(
         self,
@@ -352,8 +352,8 @@ class CoreWorkbench:
         )
 
     def review(self, session_id: str) -> SessionReview:
-        """The session's diff and saved decisions."""
-        return load_review(self.service.store, session_id)
+        """The session's diff and saved decisions, recorded as shown (a later apply checks it)."""
+        return show_review(self.service.store, session_id)
 
     def decide(self, review: SessionReview, decisions: HunkDecisions) -> None:
         """Save the review's decisions in the session's folder."""

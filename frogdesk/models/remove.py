@@ -11,16 +11,26 @@ from frogdesk.models.spec import ModelGroup, ModelSpec, pick_group
 
 
 def _own_files(models_dir: Path, target: Path) -> list[Path]:
-    """A path inside FrogDesk's folder with its partial-download companions."""
-    root = models_dir.resolve() if models_dir.exists() else models_dir
-    if not target.is_relative_to(root):
-        raise ModelError(
-            f"{target} is not in FrogDesk's models dir ({root}); FrogDesk only removes its own files"
-        )
+    """A path inside FrogDesk's folder with its partial-download companions.
+
+    Decided on the real path: `..` and linked folders on the way are resolved first, so
+    `<models>/../../victim.gguf` or `<models>/link-to-home/x.gguf` is refused. The name
+    itself is not followed: an imported model is a link in the folder, and removing it
+    removes the link, never the file it points to.
+    """
+    root = models_dir.resolve()
+    refused = ModelError(
+        f"{target} is not in FrogDesk's models dir ({root}); FrogDesk only removes its own files"
+    )
+    if target.name in ("", ".", ".."):
+        raise refused
+    real = target.parent.resolve() / target.name
+    if real == root or not real.is_relative_to(root):
+        raise refused
     return [
-        target,
-        target.with_name(target.name + ".partial"),
-        target.with_name(target.name + ".partial.json"),
+        real,
+        real.with_name(real.name + ".partial"),
+        real.with_name(real.name + ".partial.json"),
     ]
 
 

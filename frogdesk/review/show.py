@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,3 +98,28 @@ def hunk_json(change: FileChange, hunk: Hunk, facts: FileFacts) -> dict[str, Any
         "old_size": facts.old_size,
         "new_size": facts.new_size,
     }
+
+
+LISTED_LINES = 40
+"""Diff lines an apply with no review lists per hunk; `frogdesk review` shows them all."""
+LISTED_WIDTH = 200
+"""Characters of one listed diff line; the rest is cut with a mark."""
+
+
+def applied_lines(worktree: Path, diff: SessionDiff, hunk_ids: Collection[str]) -> Iterator[str]:
+    """The chosen hunks as an apply with no prior review lists them: by id, with their lines
+    (at most LISTED_LINES each, cut to LISTED_WIDTH), so a huge file cannot flood the terminal."""
+    facts = file_facts(worktree, diff)
+    for change in diff.files:
+        chosen = [h for h in change.hunks if h.id in hunk_ids]
+        if not chosen:
+            continue
+        yield inert_line(f"{change.status:<10} {change.path}")
+        for hunk in chosen:
+            yield inert_line(f"  {hunk.id}  +{hunk.added} -{hunk.removed}  {hunk.header}")
+            lines = list(detail_lines(change, hunk, facts[change.path]))
+            for line in lines[:LISTED_LINES]:
+                cut = line if len(line) <= LISTED_WIDTH else line[:LISTED_WIDTH] + " [...]"
+                yield f"      {cut}"
+            if len(lines) > LISTED_LINES:
+                yield f"      [... {len(lines) - LISTED_LINES} more lines]"

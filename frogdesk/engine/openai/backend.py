@@ -20,8 +20,11 @@ from frogdesk.engine.openai.stream import (
     bounded_lines,
     iter_sse_data,
     read_capped,
+    reply_byte_cap,
+    reply_time_cap,
     whole_reply_payload,
 )
+from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect
 from frogdesk.engine.types import (
     BackendInfo,
     EngineEvent,
@@ -93,22 +96,32 @@ def _server_message(body: bytes) -> str:
     return str(error)[:500]
 
 
-class _CancelWatcher:
-    """Shuts the socket down when `cancel` is set, so a blocked read returns at once."""
+class _StreamWatcher:
+    """Shuts the socket down when `cancel` is set or the reply's deadline passes, so a
+    blocked read returns at once; `expired` tells the two apart."""
 
-    def __init__(self, cancel: threading.Event | None, conn: http.client.HTTPConnection) -> None:
+    def __init__(
+        self,
+        cancel: threading.Event | None,
+        conn: http.client.HTTPConnection,
+        deadline: float | None = None,
+    ) -> None:
         self._done = threading.Event()
         self._cancel = cancel
         self._conn = conn
+        self._deadline = deadline
+        self.expired = False
+        """True once the deadline (time.monotonic) passed and the socket was shut."""
         self._thread: threading.Thread | None = None
-        if cancel is not None:
-            self._thread = threading.Thread(target=self._watch, name="openai-cancel", daemon=True)
+        if cancel is not None or deadline is not None:
+            self._thread = threading.Thread(target=self._watch, name="openai-watch", daemon=True)
             self._thread.start()
 
     def _watch(self) -> None:
-        assert self._cancel is not None
-        while not self._done.is_set():
-            if self._cancel.wait(0.05):
+        while not self._done.wait(0.05):
+            late = self._deadline is not None and time.monotonic() >= self._deadline
+            if late or (self._cancel is not None and self._cancel.is_set()):
+                self.expired = late
                 sock = self._conn.sock
                 if sock is not None:
                     with contextlib.suppress(OSError):
@@ -129,7 +142,10 @@ class OpenAIBackend:
     URL works too). The API key comes from `api_key` or the OPENAI_API_KEY environment
     variable. Connection failures and 429/5xx answers are retried `retries` times with
     exponential backoff, but only before any token has streamed. `strict_calls` False
-    leaves argument checks to the tools (see `QwenXmlToolParser`).
+    leaves argument checks to the tools (see `QwenXmlToolParser`). One reply is capped in
+    total bytes and seconds (`reply_bytes`, `reply_seconds`; by default derived from the
+    turn's token budget, see `reply_byte_cap`, `reply_time_cap`): past either it ends
+    with an error that says which, and the session keeps what it had.
     """
 
     def __init__(
@@ -143,7 +159,10 @@ class OpenAIBackend:
         retries: int = 3,
         backoff: float = 0.5,
         strict_calls: bool = False,
+        dialect: ToolCallDialect = XML,
         max_reply_bytes: int = MAX_REPLY_BYTES,
+        reply_bytes: int | None = None,
+        reply_seconds: float | None = None,
     ) -> None:
         parts = urlsplit(endpoint.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
@@ -168,7 +187,12 @@ class OpenAIBackend:
         self._retries = max(retries, 0)
         self._backoff = backoff
         self._strict = strict_calls
+        self._dialect = dialect
         self._max_reply = max_reply_bytes
+        self._reply_bytes = reply_bytes
+        """Total bytes of one reply; None derives it from the turn's max_tokens."""
+        self._reply_seconds = reply_seconds
+        """Total seconds of one reply; None derives it from the turn's max_tokens."""
 
     @property
     def host(self) -> str:
@@ -178,7 +202,12 @@ class OpenAIBackend:
     @property
     def info(self) -> BackendInfo:
         """The server's model (once known) and the endpoint's host."""
-        return BackendInfo(kind="openai", model=self._model or self.endpoint, device=self.host)
+        return BackendInfo(
+            kind="openai",
+            model=self._model or self.endpoint,
+            device=self.host,
+            dialect=self._dialect.name,
+        )
 
     def server_model(self, cancel: threading.Event | None = None) -> str:
         """The configured model name, else the first one the server lists (asked once)."""
@@ -314,6 +343,10 @@ class OpenAIBackend:
         cancel: threading.Event | None = None,
     ) -> Iterator[EngineEvent]:
         """Stream the server's reply as engine events; always ends with one `Finished`."""
+        seconds = self._reply_seconds
+        if seconds is None:
+            seconds = reply_time_cap(settings.max_tokens)
+        deadline = time.monotonic() + seconds
         try:
             model = self._model_name(cancel)
             body = json.dumps(self.request_body(model, messages, tools, settings)).encode()
@@ -325,7 +358,7 @@ class OpenAIBackend:
             context = exc.status == 400 and "context" in str(exc).lower()
             yield Finished("max_context_len" if context else "error", error=str(exc))
             return
-        yield from self._stream(conn, response, tools, settings, cancel)
+        yield from self._stream(conn, response, tools, settings, cancel, (deadline, seconds))
 
     def _stream(
         self,
@@ -334,21 +367,27 @@ class OpenAIBackend:
         tools: Sequence[ToolSchema],
         settings: GenerationSettings,
         cancel: threading.Event | None,
+        cap: tuple[float, float],
     ) -> Iterator[EngineEvent]:
-        assembler = ChunkAssembler(tools, thinking=settings.enable_thinking, strict=self._strict)
-        watcher = _CancelWatcher(cancel, conn)
+        assembler = ChunkAssembler(
+            tools, thinking=settings.enable_thinking, strict=self._strict, dialect=self._dialect
+        )
+        deadline, seconds = cap
+        watcher = _StreamWatcher(cancel, conn, deadline)
+        total = self._reply_bytes
+        if total is None:
+            total = reply_byte_cap(settings.max_tokens)
         failure = ""
         called = False
         try:
             if response.getheader("Content-Type", "").startswith("application/json"):
                 what = f"the reply of {self._url('/chat/completions')}"
-                payloads: Iterable[str] = [
-                    whole_reply_payload(read_capped(response, self._max_reply, what))
-                ]
+                whole = read_capped(response, min(self._max_reply, total), what)
+                payloads: Iterable[str] = [whole_reply_payload(whole)]
             else:
-                payloads = iter_sse_data(bounded_lines(response, self._max_reply))
+                payloads = iter_sse_data(bounded_lines(response, self._max_reply, total))
             for payload in payloads:
-                if cancel is not None and cancel.is_set():
+                if (cancel is not None and cancel.is_set()) or watcher.expired:
                     break
                 for event in assembler.add(payload):
                     called = called or isinstance(event, ToolCallEvent | ToolCallError)
@@ -361,6 +400,12 @@ class OpenAIBackend:
         finally:
             watcher.stop()
             conn.close()
+        if watcher.expired:
+            # Checked first: the shut socket reads as a broken stream or an early end.
+            failure = (
+                f"the reply from {self._url('/chat/completions')} took over {seconds:g} s "
+                f"(the time cap for a turn of {settings.max_tokens:,} tokens); stopped"
+            )
         if cancel is not None and cancel.is_set():
             yield Finished("cancelled", raw_text=assembler.raw_text())
             return

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frogdesk.engine.toolcall.parser import QwenXmlToolParser, render_tool_call_xml
+from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect, ToolCallParser
 from frogdesk.engine.toolcall.scan import CALL_OPEN, THINK_CLOSE
 from frogdesk.engine.toolcall.values import (
     NotJson,
@@ -41,9 +41,44 @@ class StreamError(Exception):
     """The server sent something that is not an OpenAI chat-completion stream."""
 
 
-def bounded_lines(stream: Any, limit: int) -> Iterator[bytes]:
-    """The lines of a response, refusing one over `limit` bytes: nothing is read whole unbounded."""
-    while line := stream.readline(limit + 1):
+STREAM_BYTES_PER_TOKEN = 1024
+"""Stream bytes a reply may take per token of its budget: a one-token SSE chunk is 200-400
+bytes of JSON (ids, model name, delta), so this leaves room for verbose servers."""
+STREAM_SLACK_BYTES = 1 << 20
+"""Stream bytes a reply may take besides its tokens' (usage chunk, keep-alive comments)."""
+MIN_TOKENS_PER_SECOND = 10.0
+"""Slowest average rate a streamed reply may keep: a server slower than this is stopped."""
+REPLY_SLACK_SECONDS = 180.0
+"""Seconds a reply may take besides its tokens' (queueing, the prefill of a long context)."""
+
+
+def reply_byte_cap(max_tokens: int) -> int:
+    """Most bytes one streamed reply may take in total, from the per-turn token budget."""
+    return STREAM_SLACK_BYTES + max(max_tokens, 1) * STREAM_BYTES_PER_TOKEN
+
+
+def reply_time_cap(max_tokens: int) -> float:
+    """Most seconds one reply may take in total, from the per-turn token budget (8,192
+    tokens: 999 s); the per-read timeout alone lets a trickling stream run for ever."""
+    return REPLY_SLACK_SECONDS + max(max_tokens, 1) / MIN_TOKENS_PER_SECOND
+
+
+def bounded_lines(stream: Any, limit: int, total: int | None = None) -> Iterator[bytes]:
+    """The lines of a response, refusing one over `limit` bytes, and the stream once it is
+    over `total` bytes in all: nothing is read whole unbounded, not even in small lines."""
+    left = total
+    while True:
+        want = limit if left is None else min(limit, left)
+        line: bytes = stream.readline(want + 1)
+        if not line:
+            return
+        if left is not None:
+            left -= len(line)
+            if left < 0:
+                raise StreamError(
+                    f"the reply is over {total:,} bytes in total (the cap for this turn's "
+                    "token budget); stopped"
+                )
         if len(line) > limit:
             raise StreamError(f"the server sent a line over {limit:,} bytes; refused")
         yield line
@@ -106,19 +141,25 @@ class ChunkAssembler:
     Reasoning comes from `reasoning_content` (or `reasoning`) deltas. When the server
     does not split reasoning and thinking is on, content is held until `</think>` shows
     where reasoning ends; `<tool_call>` or the end of the reply first means it was content.
-    Tool calls come from structured `tool_calls` deltas, or from XML in the content when
-    the server did not parse them. `strict` is the parser's (see `QwenXmlToolParser`).
+    Tool calls come from structured `tool_calls` deltas, or from calls in `dialect`'s form in
+    the content when the server did not parse them. `strict` is the parser's (see `QwenXmlToolParser`).
     """
 
     def __init__(
-        self, tools: Sequence[ToolSchema], *, thinking: bool, strict: bool = False
+        self,
+        tools: Sequence[ToolSchema],
+        *,
+        thinking: bool,
+        strict: bool = False,
+        dialect: ToolCallDialect = XML,
     ) -> None:
+        self._dialect = dialect
         self._tools = tools
         self._specs = tool_specs(tools)
         self._strict = strict
         self._undecided: str | None = "" if thinking else None
-        self._parser: QwenXmlToolParser | None = (
-            None if thinking else QwenXmlToolParser(tools, starts_in_reasoning=False, strict=strict)
+        self._parser: ToolCallParser | None = (
+            None if thinking else dialect.parser(tools, starts_in_reasoning=False, strict=strict)
         )
         self._reasoning_started = False
         self._calls: dict[int, _PendingCall] = {}
@@ -181,7 +222,7 @@ class ChunkAssembler:
         if self._undecided is None:
             return []
         held, self._undecided = self._undecided, None
-        self._parser = QwenXmlToolParser(
+        self._parser = self._dialect.parser(
             self._tools, starts_in_reasoning=held_is_reasoning, strict=self._strict
         )
         return self._parser.feed(held)
@@ -286,7 +327,7 @@ class ChunkAssembler:
             except NotJson:
                 arguments = {"arguments": pending.arguments}
             if isinstance(arguments, dict):
-                text += "\n" + render_tool_call_xml(ToolCall(pending.name, arguments))
+                text += "\n" + self._dialect.render_call(ToolCall(pending.name, arguments))
         return text
 
 
