@@ -10,10 +10,11 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from frogdesk.sandbox.cgroup import CommandCgroup
 from frogdesk.sandbox.shells.protocol import ShellResult
 
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
@@ -23,9 +24,8 @@ DRAIN_SECONDS = 0.5
 POLL_SECONDS = 0.05
 
 
-def _parents() -> dict[int, int]:
-    """pid -> parent pid of every process visible in /proc."""
-    table: dict[int, int] = {}
+def _parent_pairs() -> Iterator[tuple[int, int]]:
+    """(pid, parent pid) of each process in /proc, in the order /proc lists them (by pid)."""
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -37,8 +37,12 @@ def _parents() -> dict[int, int]:
         # The command name is in parentheses and may contain spaces or ')'.
         fields = stat[stat.rfind(b")") + 2 :].split()
         if len(fields) > 1:
-            table[int(entry.name)] = int(fields[1])
-    return table
+            yield int(entry.name), int(fields[1])
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process visible in /proc."""
+    return dict(_parent_pairs())
 
 
 def descendants(pid: int) -> list[int]:
@@ -60,11 +64,80 @@ def _signal(pid: int, sig: int) -> None:
         os.kill(pid, sig)
 
 
+def _children(pid: int) -> list[int] | None:
+    """pid's children, from each of its threads' /proc lists; None without those lists."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+    out: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", "rb") as fh:
+                out += [int(child) for child in fh.read().split()]
+        except FileNotFoundError:
+            if pid == os.getpid():
+                return None  # a kernel without CONFIG_PROC_CHILDREN
+        except OSError:
+            continue  # gone meanwhile
+    return out
+
+
+def kill_descendants(root: int) -> int:
+    """SIGKILL every process below root, each the moment it is found; how many were found.
+
+    Walks root's tree through /proc's children lists, killing each process before reading
+    its own list: a killed process can never fork again (unlike a stopped one, which any
+    SIGCONT restarts), so the list read after the kill is final. Where the kernel has no
+    such lists, one pass over /proc, by pid, does the same. Only under a subreaper root is
+    this complete: an orphan then names root as its parent, never pid 1; call it until
+    waitpid finds no child.
+    """
+    top = _children(root)
+    if top is None:
+        return _kill_descendants_by_scan(root)
+    seen: set[int] = set()
+    queue = top
+    while queue:
+        pid = queue.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        _signal(pid, signal.SIGKILL)
+        queue += _children(pid) or []
+    return len(seen)
+
+
+def _kill_descendants_by_scan(root: int) -> int:
+    """kill_descendants through one pass over /proc: a child forked meanwhile has a higher
+    pid and is usually listed, and killed, in the same pass."""
+    ours = {root}
+    waiting: dict[int, int] = {}  # listed before its parent was known to be ours
+    for pid, parent in _parent_pairs():
+        if parent in ours:
+            _signal(pid, signal.SIGKILL)
+            ours.add(pid)
+        else:
+            waiting[pid] = parent
+    found = True
+    while found:  # pid numbers wrap: a parent may be listed after its child
+        found = False
+        for pid, parent in list(waiting.items()):
+            if parent in ours:
+                _signal(pid, signal.SIGKILL)
+                ours.add(pid)
+                del waiting[pid]
+                found = True
+    return len(ours) - 1
+
+
 def kill_tree(root: int, *, include_root: bool = True) -> None:
     """Kill root and all its descendants, including ones that left its session (setsid).
 
-    Everything is stopped first, rescanning until no new process appears, so nothing can
-    fork away between the scan and the kill; then everything is killed at once.
+    Everything is stopped first, rescanning until no new process appears, then killed at
+    once. Best effort only: stopping keeps orphans under root but a SIGCONT undoes a stop.
+    FrogDesk uses it only for bwrap, whose PID namespace ends every process in it anyway;
+    a supervised command is ended by its supervisor (`end_supervised`).
     """
     frozen: set[int] = set()
     if include_root:
@@ -81,6 +154,30 @@ def kill_tree(root: int, *, include_root: bool = True) -> None:
         _signal(pid, signal.SIGKILL)
     for pid in frozen:
         _signal(pid, signal.SIGCONT)  # a stopped process dies only once it runs again
+
+
+def _exited(pid: int) -> bool:
+    """Whether child pid has ended, without reaping it (its pid stays ours until then)."""
+    return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+def end_supervised(proc: subprocess.Popen[bytes]) -> None:
+    """Ask a FrogDesk supervisor to end its command (SIGTERM) and wait until it has.
+
+    Never SIGKILL it first: its orphans would go to pid 1. It exits only once no
+    descendant of it is left. Its cgroup, if it left one (killed from inside at the
+    `none` level), is emptied before it is reaped, while its pid cannot be reused.
+    """
+    if proc.returncode is not None:
+        return
+    if not _exited(proc.pid):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGTERM)
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)
+    group = CommandCgroup.for_supervisor(proc.pid)
+    if group is not None and group.path.exists():
+        group.remove()
+    proc.wait()
 
 
 @dataclass(frozen=True)
@@ -144,8 +241,13 @@ def run_process_tree(
     timeout: float,
     cancel: threading.Event | None = None,
     pass_fds: Sequence[int] = (),
+    supervised: bool = False,
 ) -> ShellResult:
-    """Run argv in a new session; on timeout or cancel kill its whole tree; never hang on a pipe."""
+    """Run argv in a new session; on timeout or cancel end its whole tree; never hang on a pipe.
+
+    `supervised`: argv is a FrogDesk supervisor, ended by asking it (`end_supervised`);
+    any other argv is ended with `kill_tree`.
+    """
     started = time.monotonic()
     proc = subprocess.Popen(
         list(argv),
@@ -159,6 +261,14 @@ def run_process_tree(
         pass_fds=tuple(pass_fds),
     )
     assert proc.stdout is not None and proc.stderr is not None
+
+    def end() -> None:
+        if supervised:
+            end_supervised(proc)
+        else:
+            kill_tree(proc.pid)
+            proc.wait()
+
     out, err = _Capture(), _Capture()
     captures = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
     selector = selectors.DefaultSelector()
@@ -172,15 +282,14 @@ def run_process_tree(
         while selector.get_map():
             now = time.monotonic()
             if drain_until is None:
-                if proc.poll() is not None:
+                if _exited(proc.pid) if supervised else proc.poll() is not None:
                     drain_until = now + DRAIN_SECONDS
                 elif cancel is not None and cancel.is_set():
                     cancelled = True
                 elif now >= deadline:
                     timed_out = True
                 if timed_out or cancelled:
-                    kill_tree(proc.pid)
-                    proc.wait()
+                    end()
                     drain_until = time.monotonic() + DRAIN_SECONDS
             elif now >= drain_until:
                 break
@@ -196,11 +305,14 @@ def run_process_tree(
                 captures[fd].add(data)
     finally:
         selector.close()
-        if proc.returncode is None:
-            kill_tree(proc.pid)
-        # Whatever is left in the main process's group goes too (backgrounded jobs).
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        if supervised:
+            end_supervised(proc)  # already ended: only its cgroup is checked, then it is reaped
+        elif proc.returncode is None:
+            end()
+        if not supervised:
+            # Whatever is left in the main process's group goes too (backgrounded jobs).
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         proc.stdout.close()
         proc.stderr.close()
