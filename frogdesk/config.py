@@ -90,6 +90,16 @@ class Settings:
     """Ask before every Bash command even when sandboxed."""
     bash_max_timeout: float = 600.0
     """Longest a Bash command may run in seconds, whatever timeout the model asks for."""
+    bash_max_processes: int = 512
+    """Processes (threads count) one Bash command may run at once; a command that forks past it is stopped; 0 means no cap."""
+    bash_max_memory: int = 0
+    """Bytes of memory one Bash command may use, all its processes together; 0 means half of the RAM."""
+    session_disk_cap: int = 8 << 30
+    """Bytes a session's commands may add on disk (worktree, private home and tmp); 0 means no cap."""
+    sandbox_disk_reserve: int = 512 << 20
+    """Bytes kept free on every file system a command can write; a command is stopped below it; 0 means none."""
+    sandbox_tmpfs_size: int = 64 << 20
+    """Size in bytes of each in-memory folder of the bwrap sandbox (/dev/shm, the hidden home, /run); 0 leaves them unsized."""
     sandbox_home_folders: list[str] = field(default_factory=list)
     """Folders of your home shown read-only in the sandbox besides the toolchain ones (never credentials)."""
     visible_ignored: list[str] = field(default_factory=lambda: [".venv", "venv", "node_modules"])
@@ -238,6 +248,11 @@ MINIMUM: dict[str, float] = {
     "temperature": 0,
     "seed": -1,
     "bash_max_timeout": 1,
+    "bash_max_processes": 0,
+    "bash_max_memory": 0,
+    "session_disk_cap": 0,
+    "sandbox_disk_reserve": 0,
+    "sandbox_tmpfs_size": 0,
 }
 """Smallest sensible value of each numeric option."""
 

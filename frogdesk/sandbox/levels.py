@@ -9,8 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frogdesk.sandbox.confine import landlock_abi
+from frogdesk.sandbox.confine import landlock_abi, landlock_missing, landlock_refusal
 from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.limits import CommandLimits, limit_notes
 from frogdesk.sandbox.policy import (
     DEFAULT_MAX_TIMEOUT,
     SandboxPolicy,
@@ -95,8 +96,10 @@ def _bwrap_status() -> tuple[Path | None, str]:
 
 def _landlock_status() -> tuple[bool, str]:
     abi = landlock_abi()
-    if abi < 1:
-        return False, "the kernel has no Landlock (or it is disabled)"
+    missing = landlock_missing(abi)
+    if missing:
+        # Checked here, before the level is offered: best effort would run with less.
+        return False, landlock_refusal(abi, missing)
     if not _seccomp_available():
         return False, f"Landlock ABI {abi} is present but seccomp (libseccomp) is not available"
     return True, f"Landlock ABI {abi} with a seccomp network filter"
@@ -138,6 +141,7 @@ def choose_shell(
     environ: Mapping[str, str] | None = None,
     home_toolchains: Sequence[str] = (),
     max_timeout: float = DEFAULT_MAX_TIMEOUT,
+    limits: CommandLimits | None = None,
 ) -> ShellChoice:
     """Build the shell for a session at the strongest level allowed by `requested`.
 
@@ -155,10 +159,11 @@ def choose_shell(
             environ=environ,
             home_toolchains=home_toolchains,
             max_timeout=max_timeout,
+            limits=limits,
         )
     else:
         policy = bare_policy(
-            private_dir or Path(tempfile.mkdtemp(prefix="frogdesk-sandbox-")), environ
+            private_dir or Path(tempfile.mkdtemp(prefix="frogdesk-sandbox-")), environ, limits
         )
     return _shell_for(level, reason, policy, approve)
 
@@ -170,6 +175,7 @@ def confined_shell(
     approve: Callable[[str], bool] | None = None,
     private_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
+    limits: CommandLimits | None = None,
 ) -> ShellChoice:
     """A shell whose commands may write only `folder` (plus a private HOME and tmp).
 
@@ -181,7 +187,8 @@ def confined_shell(
     if not folder.is_dir():
         raise SandboxError(f"{folder} is not a folder")
     private = private_dir or Path(tempfile.mkdtemp(prefix="frogdesk-sandbox-"))
-    return _shell_for(level, reason, folder_policy(folder, private, environ), approve)
+    policy = folder_policy(folder, private, environ, limits=limits)
+    return _shell_for(level, reason, policy, approve)
 
 
 def _shell_for(
@@ -191,7 +198,7 @@ def _shell_for(
     approve: Callable[[str], bool] | None,
 ) -> ShellChoice:
     """The shell of `level` enforcing `policy`, with what the user must be told."""
-    warnings = list(policy.warnings)
+    warnings = [*policy.warnings, *limit_notes(policy.limits)]
     if os.geteuid() == 0:
         warnings.append(ROOT_WARNING)
     shell: Shell

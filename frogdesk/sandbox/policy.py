@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from frogdesk.sandbox.limits import CommandLimits
 from frogdesk.sandbox.objects import ObjectRoute
 from frogdesk.sandbox.worktree import Worktree, session_private_dir
 from frogdesk.sandbox.wtrecord import verified
@@ -131,6 +134,12 @@ class SandboxPolicy:
     """git's pointer files of the worktree; read-only inside where the level can do it."""
     max_timeout: float = DEFAULT_MAX_TIMEOUT
     """Seconds after which any command is stopped, whatever timeout it asked for."""
+    limits: CommandLimits = field(default_factory=CommandLimits)
+    """Processes, memory and disk each command may use."""
+
+    def writable_roots(self) -> list[Path]:
+        """Where the session's commands can write on disk (the rest of their world is read-only)."""
+        return [self.workdir_root, *self.git_writable, self.home, self.tmp]
 
 
 def sandbox_env(home: Path, tmp: Path, environ: Mapping[str, str]) -> dict[str, str]:
@@ -234,6 +243,7 @@ def build_policy(
     environ: Mapping[str, str] | None = None,
     home_toolchains: Sequence[str] = (),
     max_timeout: float = DEFAULT_MAX_TIMEOUT,
+    limits: CommandLimits | None = None,
 ) -> SandboxPolicy:
     """The policy for one session's worktree, from its record; creates its private HOME and tmp.
 
@@ -266,12 +276,55 @@ def build_policy(
         toolchains=toolchains,
         pointers=tuple(p for p in paths.pointer_files() if p.is_file() and not p.is_symlink()),
         max_timeout=max_timeout,
+        limits=limits or CommandLimits(),
     )
 
 
-def bare_policy(private_dir: Path, environ: Mapping[str, str] | None = None) -> SandboxPolicy:
+def git_sockets(policy: SandboxPolicy) -> list[Path]:
+    """Unix sockets in the user's git dir (git's fsmonitor--daemon.ipc, a tool's own), to mask.
+
+    A read-only bind does not stop connect() on a socket, so the bwrap level binds
+    /dev/null over each one; scanned for each command, since a daemon may start at any time.
+    The sandbox's own writable folders are skipped (what it binds there is its own), links
+    are not followed. The landlock level needs none of this: it allows no socket() at all.
+    """
+    own = {*policy.git_writable, policy.workdir_root}
+    found: list[Path] = []
+    pending = [p for p in policy.git_readonly if p not in own]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue  # gone or unreadable: nothing in it for the sandbox to reach either
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.is_dir(follow_symlinks=False):
+                if path not in own and not _object_folder(path):
+                    pending.append(path)
+            elif not entry.is_file(follow_symlinks=False) and not entry.is_symlink():
+                with contextlib.suppress(OSError):
+                    if stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+                        found.append(path)
+    return sorted(found)
+
+
+def _object_folder(path: Path) -> bool:
+    """A fan-out or pack folder of an object store: thousands of entries git alone writes, so
+    the socket scan, which runs before every command, does not walk them."""
+    if path.parent.name != "objects":
+        return False
+    name = path.name
+    return name == "pack" or (len(name) == 2 and all(c in "0123456789abcdef" for c in name))
+
+
+def bare_policy(
+    private_dir: Path,
+    environ: Mapping[str, str] | None = None,
+    limits: CommandLimits | None = None,
+) -> SandboxPolicy:
     """A policy with no repository: commands may write only private_dir/work, HOME and tmp."""
-    return folder_policy(private_dir / "work", private_dir, environ)
+    return folder_policy(private_dir / "work", private_dir, environ, limits=limits)
 
 
 def folder_policy(
@@ -281,6 +334,7 @@ def folder_policy(
     *,
     user_home: Path | None = None,
     max_timeout: float = DEFAULT_MAX_TIMEOUT,
+    limits: CommandLimits | None = None,
 ) -> SandboxPolicy:
     """A policy confined to one folder: commands may write only it and a private HOME and tmp."""
     work, home, tmp = folder, private_dir / "home", private_dir / "tmp"
@@ -301,4 +355,5 @@ def folder_policy(
         hidden=tuple(hidden_folders(user_home, environ)),
         toolchains=toolchains,
         max_timeout=max_timeout,
+        limits=limits or CommandLimits(),
     )

@@ -19,6 +19,7 @@ from frogdesk.engine.types import Backend
 from frogdesk.models.resolve import resolve_local
 from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import choose_shell
+from frogdesk.sandbox.limits import command_limits
 from frogdesk.sandbox.shells.protocol import Shell
 from frogdesk.sandbox.worktree import Worktree, prune_stale, remove_named
 from frogdesk.sessions.patch import worktree_diff
@@ -157,5 +158,6 @@ def default_shell(
         approve=approve,
         home_toolchains=settings.sandbox_home_folders,
         max_timeout=settings.bash_max_timeout,
+        limits=command_limits(settings),
     )
     return ShellPick(choice.shell, str(choice.level), choice.reason, tuple(choice.warnings))

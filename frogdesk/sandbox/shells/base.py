@@ -14,6 +14,7 @@ from pathlib import Path
 import frogdesk
 from frogdesk.sandbox.confine import Confinement
 from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.limits import run_limited
 from frogdesk.sandbox.objects import run_and_sync
 from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.process import run_process_tree
@@ -28,6 +29,8 @@ class Launch:
     env: dict[str, str]
     pass_fds: tuple[int, ...] = ()
     """Opened for this command only; closed once it has run."""
+    supervised: bool = False
+    """argv is FrogDesk's supervisor: asked to end (SIGTERM), never killed first."""
 
 
 # The supervisor is imported from the very package running now (-I ignores PYTHONPATH,
@@ -52,18 +55,25 @@ def data_fd(name: str, data: bytes) -> int:
     return fd
 
 
-def supervisor_launch(command: str, confinement: Confinement, env: dict[str, str]) -> Launch:
+def supervisor_launch(
+    command: str, confinement: Confinement, env: dict[str, str], *, use_cgroup: bool = True
+) -> Launch:
     """How to run `/bin/bash -lc COMMAND` under FrogDesk's supervisor.
 
     The configuration goes on an inherited file descriptor, not the command line: the
     paths a Landlock ruleset lists beside a hidden folder can be thousands (a busy /tmp),
     past what one argument may hold (128 KiB on Linux).
     """
-    config = {"argv": ["/bin/bash", "-lc", command], "confinement": confinement.to_json()}
+    config = {
+        "argv": ["/bin/bash", "-lc", command],
+        "confinement": confinement.to_json(),
+        "parent": os.getpid(),
+        "cgroup": use_cgroup,
+    }
     fd = data_fd("frogdesk-supervisor", json.dumps(config).encode())
     package_root = str(Path(frogdesk.__file__).resolve().parent.parent)
     argv = [sys.executable, "-I", "-c", _SUPERVISOR, package_root, "--config-fd", str(fd)]
-    return Launch(argv, env, pass_fds=(fd,))
+    return Launch(argv, env, pass_fds=(fd,), supervised=True)
 
 
 def checked_workdir(policy: SandboxPolicy, workdir: Path) -> Path:
@@ -109,13 +119,21 @@ class SandboxShell(ABC):
         try:
             result = run_and_sync(
                 self.policy.objects,
-                lambda: run_process_tree(
+                lambda: run_limited(
+                    self.policy.limits,
+                    self.policy.writable_roots(),
+                    self.policy.home.parent,
                     launch.argv,
-                    cwd=cwd,
-                    env=launch.env,
-                    timeout=timeout,
-                    cancel=cancel,
-                    pass_fds=launch.pass_fds,
+                    cancel,
+                    lambda argv, stop: run_process_tree(
+                        argv,
+                        cwd=cwd,
+                        env=launch.env,
+                        timeout=timeout,
+                        cancel=stop,
+                        pass_fds=launch.pass_fds,
+                        supervised=launch.supervised,
+                    ),
                 ),
             )
         finally:

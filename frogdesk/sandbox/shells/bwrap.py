@@ -10,10 +10,12 @@ from collections.abc import Collection
 from pathlib import Path
 
 from frogdesk.sandbox.confine import NETWORK_FAMILIES, socket_filter
-from frogdesk.sandbox.policy import SandboxPolicy
+from frogdesk.sandbox.policy import SandboxPolicy, git_sockets
 from frogdesk.sandbox.shells.base import Launch, SandboxShell, data_fd
 from frogdesk.sandbox.shells.protocol import SandboxLevel
 
+MASK_TMPFS_SIZE = 4096
+"""A masked credential folder is empty and read-only: one page is all it needs."""
 NO_SECCOMP_WARNING = (
     "No seccomp filter (libseccomp is not usable: {}): commands can still open netlink "
     "and vsock sockets."
@@ -35,16 +37,28 @@ def find_bwrap() -> Path | None:
     return None
 
 
+def tmpfs(policy: SandboxPolicy, where: str | Path, size: int | None = None) -> list[str]:
+    """bwrap's arguments for an empty in-memory folder at `where`, sized by the policy.
+
+    Without --size a tmpfs may take half the RAM, each one: a command could fill several.
+    """
+    size = policy.limits.tmpfs_size if size is None else size
+    return [*(("--size", str(size)) if size > 0 else ()), "--tmpfs", str(where)]
+
+
 def bwrap_argv(
     bwrap: Path, policy: SandboxPolicy, workdir: Path, command: str, seccomp_fd: int | None = None
 ) -> list[str]:
     """The full bwrap command line for one command under the policy (order matters: later mounts win)."""
     argv = [str(bwrap), "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    argv += ["--tmpfs", "/dev/shm", "--bind", str(policy.tmp), "/tmp"]
+    # bwrap's /dev is an unsized tmpfs (--size cannot reach it): read-only, it holds no
+    # files, while its devices stay usable and /dev/shm, mounted on it, stays writable.
+    argv += [*tmpfs(policy, "/dev/shm"), "--remount-ro", "/dev"]
+    argv += ["--bind", str(policy.tmp), "/tmp"]
     # The home and the host's socket folders are replaced by empty ones; what the session
     # needs inside them is mounted again below.
     for folder in policy.hidden:
-        argv += ["--tmpfs", str(folder)]
+        argv += tmpfs(policy, folder)
     for folder in policy.toolchains:
         argv += ["--ro-bind", str(folder), str(folder)]
     for path in policy.git_readonly:
@@ -58,9 +72,11 @@ def bwrap_argv(
         argv += ["--ro-bind", str(view.source), str(view.target)]
     for secret in policy.masked:
         if secret.is_dir() and not secret.is_symlink():
-            argv += ["--tmpfs", str(secret), "--remount-ro", str(secret)]
+            argv += [*tmpfs(policy, secret, MASK_TMPFS_SIZE), "--remount-ro", str(secret)]
         else:
             argv += ["--ro-bind", "/dev/null", str(secret)]
+    for sock in git_sockets(policy):  # connect() works through a read-only bind
+        argv += ["--ro-bind", "/dev/null", str(sock)]
     argv += [
         "--unshare-all",
         "--die-with-parent",
