@@ -108,10 +108,16 @@ def _setup(limits: CommandLimits, headroom: int | None) -> _Setup:
     return out
 
 
-def launcher_argv(setup: _Setup, argv: Sequence[str]) -> list[str]:
-    """argv run under limitexec, which sets the limits and then execs it in place."""
+def launcher_argv(setup: _Setup, argv: Sequence[str], *, supervised: bool = False) -> list[str]:
+    """argv run under limitexec, which sets the limits and then execs it in place.
+
+    FrogDesk's supervisor sets them itself (`--limits JSON` after its own arguments), first
+    thing, before it starts anything: one Python start per command instead of two.
+    """
     procs = [str(g.procs) for g in (setup.pids, setup.memory) if g is not None]
     config = json.dumps({"procs": procs, "rlimits": setup.rlimits})
+    if supervised:
+        return [*argv, "--limits", config]
     package_root = str(Path(frogdesk.__file__).resolve().parent.parent)
     return [sys.executable, "-I", "-c", _LAUNCHER, package_root, "--limits", config, "--", *argv]
 
@@ -211,6 +217,8 @@ def run_limited(
     argv: Sequence[str],
     cancel: threading.Event | None,
     run: Runner,
+    *,
+    supervised: bool = False,
 ) -> ShellResult:
     """Run a launch under the limits: groups made, watched, and removed after.
 
@@ -232,7 +240,7 @@ def run_limited(
     oom0 = _oom_kills(setup.memory)
     watcher.thread.start()
     try:
-        result = run(launcher_argv(setup, argv), watcher.stop)
+        result = run(launcher_argv(setup, argv, supervised=supervised), watcher.stop)
     finally:
         watcher.done.set()
         watcher.thread.join()

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from frogdesk.sandbox.cgroup import CommandCgroup
 from frogdesk.sandbox.confine import Confinement, apply, become_subreaper
+from frogdesk.sandbox.limitexec import apply_limits
 from frogdesk.sandbox.process import kill_descendants
 
 
@@ -175,9 +176,25 @@ def main(args: Sequence[str]) -> int:
     Optional keys: "parent" (FrogDesk's pid: start nothing if it is already gone) and
     "cgroup" (false: no cgroup even where one can be had).
     """
-    if len(args) != 2 or args[0] != "--config-fd" or not args[1].isdigit():
-        print("usage: python -m frogdesk.sandbox.supervisor --config-fd FD", file=sys.stderr)
+    if len(args) not in (2, 4) or args[0] != "--config-fd" or not args[1].isdigit():
+        print(
+            "usage: python -m frogdesk.sandbox.supervisor --config-fd FD [--limits JSON]",
+            file=sys.stderr,
+        )
         return 2
+    if len(args) == 4:
+        if args[2] != "--limits":
+            print("frogdesk sandbox: expected --limits JSON", file=sys.stderr)
+            return 2
+        try:
+            limits = json.loads(args[3])
+            if not isinstance(limits, dict):
+                raise ValueError("the limits are not a JSON object")
+            apply_limits(limits)  # before anything starts: everything inherits them
+        except (OSError, ValueError, KeyError, TypeError, AssertionError) as exc:
+            # Never run a command without the limits it was promised.
+            print(f"frogdesk sandbox: cannot set the command's limits: {exc}", file=sys.stderr)
+            return 125
     try:
         config = read_config(int(args[1]))
         argv, confined = config["argv"], config["confinement"]

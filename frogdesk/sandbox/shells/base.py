@@ -134,6 +134,7 @@ class SandboxShell(ABC):
                         pass_fds=launch.pass_fds,
                         supervised=launch.supervised,
                     ),
+                    supervised=launch.supervised,
                 ),
             )
         finally:
