@@ -1,8 +1,10 @@
 """Benchmark: create_worktree against `git worktree add`, and one Bash command per sandbox level before and after a change; prints JSON.
 
 `python bench/sandbox.py [SIZES...]` times worktree creation; `python bench/sandbox.py
---shell [--before REV]` times one `true` command at each level, in this tree and in the
-code base at REV (extracted with `git archive`), in the same run, and reports the ratio.
+--shell [--before REV]` times one `true` command at each level, and `--tools` each file
+tool (Read, Write, Edit, Glob) and the review's diff of a 1,000-file worktree, in this tree
+and in the code base at REV (extracted with `git archive`), in the same run, and reports
+the ratio.
 """
 
 from __future__ import annotations
@@ -115,6 +117,81 @@ print(json.dumps(out))
 """
 
 
+TOOL_TIMER = """
+import json, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+from frogdesk.leaf.tools import LeafTools
+from frogdesk.review.diff import compute_diff
+from frogdesk.sandbox.worktree import create_worktree
+runs = int(sys.argv[1])
+root = Path(tempfile.mkdtemp(prefix="frogdesk-bench-tools-"))
+repo = root / "repo"
+ident = ["-c", "user.name=b", "-c", "user.email=b@b"]
+for folder in range(20):
+    sub = repo / f"pkg{folder}" / "inner"
+    sub.mkdir(parents=True)
+    for n in range(50):
+        (sub / f"m{n}.py").write_text("".join(f"value_{i} = {i}\\n" for i in range(40)))
+subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+subprocess.run(["git", *ident, "add", "."], cwd=repo, check=True)
+subprocess.run(["git", *ident, "commit", "-qm", "b"], cwd=repo, check=True)
+wt = create_worktree(repo, root / "wts", "bench")
+tools = LeafTools(wt.path, None)
+path = "pkg3/inner/m7.py"
+calls = {
+    "read": lambda i: tools.read({"file_path": path}),
+    "write": lambda i: tools.write({"file_path": f"pkg5/inner/new{i % 7}.py", "content": "x = 1\\n" * 50}),
+    "edit": lambda i: tools.edit({"file_path": path, "old_string": "value_3 =", "new_string": "value_3 ="}),
+    "glob": lambda i: tools.glob({"pattern": "pkg1*/**/*.py"}),
+    "snapshot": lambda i: compute_diff(wt.path, wt.base_commit),
+}
+out = {}
+for name, call in calls.items():
+    for i in range(2):
+        call(i)
+    times = []
+    for i in range(runs if name != "snapshot" else max(runs // 5, 3)):
+        t0 = time.perf_counter()
+        call(i)
+        times.append(time.perf_counter() - t0)
+    out[name] = statistics.median(times)
+print(json.dumps(out))
+"""
+
+
+def _time_tools(tree: Path, runs: int) -> dict[str, float]:
+    """Median seconds of each file tool and of the review's diff (1,000 files), package in tree."""
+    done = subprocess.run(
+        [sys.executable, "-c", TOOL_TIMER, str(runs)],
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def bench_tools(before: str, runs: int) -> dict[str, object]:
+    """Each file tool and the review's diff: the code at `before` against this tree, alternated."""
+    here = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="frogdesk-bench-before-") as tmp:
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", before, "frogdesk"],
+            cwd=here,
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        rounds = [(_time_tools(Path(tmp), runs), _time_tools(here, runs)) for _ in range(2)]
+    calls: dict[str, dict[str, float]] = {}
+    for name in rounds[0][1]:
+        old = min(r[0][name] for r in rounds)
+        new = min(r[1][name] for r in rounds)
+        calls[name] = {"before_s": old, "after_s": new, "ratio_after_to_before": new / old}
+    return {"benchmark": "sandbox.tools", "before": before, "runs": runs, "calls": calls}
+
+
 def _time_shells(tree: Path, runs: int) -> dict[str, float]:
     """Median seconds of one `true` command per level, with the frogdesk package found in tree."""
     done = subprocess.run(
@@ -153,11 +230,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10000, 50000])
     parser.add_argument("--shell", action="store_true", help="time one Bash command per level")
+    parser.add_argument(
+        "--tools", action="store_true", help="time each file tool and the review's diff"
+    )
     parser.add_argument("--before", default=BEFORE, help="the code base to compare against")
     parser.add_argument("--runs", type=int, default=20, help="commands timed per level and round")
     args = parser.parse_args()
     if args.shell:
         print(json.dumps(bench_shell(args.before, args.runs), indent=2))
+        return
+    if args.tools:
+        print(json.dumps(bench_tools(args.before, args.runs), indent=2))
         return
     results = []
     root = Path(tempfile.mkdtemp(prefix="frogdesk-bench-"))
