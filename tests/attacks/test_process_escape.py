@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -66,12 +67,24 @@ def token() -> Iterator[str]:
     kill_all(mark)
 
 
+IN_REPO = "process_storm.py"
+"""The attack as the model would bring it: a file in the worktree, which every level can
+run (the checkout holding the tests may sit under /tmp, which bwrap replaces)."""
+
+
 def _storm(token: str, sleepers: int = SLEEPERS) -> str:
-    return f"{PY} {SCRIPT} storm {token} {sleepers}"
+    return f"{PY} {IN_REPO} storm {token} {sleepers}"
 
 
 def _check(token: str) -> str:
-    return f"{PY} {SCRIPT} alive {token}"
+    return f"{PY} {IN_REPO} alive {token}"
+
+
+def _attack_repo(root: Path) -> Path:
+    """The user's repository, with the attack script untracked in it (the worktree gets it)."""
+    repo = make_user_repo(root)
+    shutil.copyfile(SCRIPT, repo / IN_REPO)
+    return repo
 
 
 def _run(repo: Path, replies: list[str], tmp: Path, level: str) -> list[str]:
@@ -109,7 +122,7 @@ def _observations(session_id: str) -> list[str]:
 
 def _replay(level: str, token: str, tmp: Path, rounds: int) -> None:
     """Start a storm in each of `rounds` Bash calls, each call first counting the last one's."""
-    repo = make_user_repo(tmp)
+    repo = _attack_repo(tmp)
     before = repo_state(repo)
     replies = [bash(f"{_check(token)}; {_storm(f'{token}-{i}')}; sleep 0.2") for i in range(rounds)]
     seen = _run(repo, [*replies, bash(_check(token))], tmp, level)
@@ -130,7 +143,10 @@ def test_the_old_stop_then_kill_supervisor_leaves_a_survivor(token: str) -> None
     for i in range(CONTROL_TRIES):
         command = f"{_storm(f'{token}-{i}')}; sleep 0.2"
         subprocess.run(
-            [sys.executable, str(SCRIPT), "old-supervisor", command], timeout=600, check=True
+            [sys.executable, str(SCRIPT), "old-supervisor", command],
+            cwd=SCRIPT.parent,
+            timeout=600,
+            check=True,
         )
         survivors = alive(token)
         if survivors:
@@ -162,7 +178,7 @@ def test_a_landlocked_command_cannot_kill_its_supervisor(token: str, tmp_path: P
         pytest.skip("no landlock level here")
     for level in levels:
         (tmp_path / level).mkdir()
-        seen = _run(make_user_repo(tmp_path / level), [bash(command)], tmp_path / level, level)
+        seen = _run(_attack_repo(tmp_path / level), [bash(command)], tmp_path / level, level)
         assert "storm up" in seen[0], seen
         if level == "landlock":
             assert "kill-rc=1" in seen[0], seen
@@ -200,7 +216,7 @@ def test_frogdesk_stopped_mid_command_leaves_no_process(
     level = "landlock" if _available("landlock") is None else "bwrap"
     if _available(level) is not None:
         pytest.skip("no confining level here")
-    repo = make_user_repo(tmp_path)
+    repo = _attack_repo(tmp_path)
     script = write_script(
         tmp_path / "script.jsonl",
         [bash(f"{_storm(token)}; sleep 600", timeout="900"), reply("Done.", answer="Done.")],

@@ -119,7 +119,15 @@ def test_run_on_a_full_disk_stops_with_one_line_and_resumes(
             reply("Done.", answer="All done."),
         ],
     )
-    env = {**os.environ, "FROGDESK_HOME": str(small_disk)}
+    # The disk fills up under FrogDesk's own session write. A command is stopped before it
+    # can do that itself (tests/attacks/test_limits.py); another program on the same disk
+    # cannot be, which is what the fill stands in for here, with the command's limits off.
+    env = {
+        **os.environ,
+        "FROGDESK_HOME": str(small_disk),
+        "FROGDESK_SANDBOX_DISK_RESERVE": "0",
+        "FROGDESK_SESSION_DISK_CAP": "0",
+    }
     done = cli("run", "Fill it.", "--repo", str(repo), "--script", str(script), env=env)
     [line] = frogdesk_lines(done)
     assert done.returncode == 2, line

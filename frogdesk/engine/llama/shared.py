@@ -26,6 +26,7 @@ from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.segments import reply_closing
 from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.llama.transcript import TokenTranscript
+from frogdesk.engine.toolcall.detect import choose_dialect
 from frogdesk.engine.types import EngineEvent, GenerationSettings, Message, ToolSchema
 
 
@@ -64,6 +65,7 @@ class SharedLlama:
             whole = replace(options, n_ctx=per_seq * n_seq)
             self.context = LlamaContext(self.model, whole, n_seq_max=n_seq)
             self.template = model_template(self.model, Path(model_path))
+            self.dialect_choice = choose_dialect(self.template)
             self.closing = reply_closing(self.template)
         except BaseException:
             if self._owns_model:
@@ -142,6 +144,7 @@ class SequenceBackend(LlamaBackend):
         self.slot = SequenceContext(shared.scheduler, seq, shared.n_ctx_seq)
         self.context = self.slot
         self.template = shared.template
+        self.dialect_choice = shared.dialect_choice
         self._closing = shared.closing
         self.load_log = shared.log.lines
         self._busy = threading.Lock()
