@@ -159,10 +159,10 @@ print(json.dumps(out))
 """
 
 
-def _time_tools(tree: Path, runs: int) -> dict[str, float]:
-    """Median seconds of each file tool and of the review's diff (1,000 files), package in tree."""
+def _time(timer: str, tree: Path, runs: int) -> dict[str, float]:
+    """Run a timer script with the frogdesk package found in tree; its medians by name."""
     done = subprocess.run(
-        [sys.executable, "-c", TOOL_TIMER, str(runs)],
+        [sys.executable, "-c", timer, str(runs)],
         env={**os.environ, "PYTHONPATH": str(tree)},
         capture_output=True,
         text=True,
@@ -170,58 +170,37 @@ def _time_tools(tree: Path, runs: int) -> dict[str, float]:
     )
     result: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
     return result
+
+
+def _against_before(timer: str, before: str, runs: int) -> dict[str, dict[str, float]]:
+    """The timer on the code at `before` and on this tree, alternated twice; best of each."""
+    here = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory(prefix="frogdesk-bench-before-") as tmp:
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", before, "frogdesk"],
+            cwd=here,
+            capture_output=True,
+            check=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        rounds = [(_time(timer, Path(tmp), runs), _time(timer, here, runs)) for _ in range(2)]
+    out: dict[str, dict[str, float]] = {}
+    for name in rounds[0][1]:
+        old = min(r[0][name] for r in rounds if name in r[0])
+        new = min(r[1][name] for r in rounds)
+        out[name] = {"before_s": old, "after_s": new, "ratio_after_to_before": new / old}
+    return out
 
 
 def bench_tools(before: str, runs: int) -> dict[str, object]:
-    """Each file tool and the review's diff: the code at `before` against this tree, alternated."""
-    here = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryDirectory(prefix="frogdesk-bench-before-") as tmp:
-        archive = subprocess.run(
-            ["git", "archive", "--format=tar", before, "frogdesk"],
-            cwd=here,
-            capture_output=True,
-            check=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        rounds = [(_time_tools(Path(tmp), runs), _time_tools(here, runs)) for _ in range(2)]
-    calls: dict[str, dict[str, float]] = {}
-    for name in rounds[0][1]:
-        old = min(r[0][name] for r in rounds)
-        new = min(r[1][name] for r in rounds)
-        calls[name] = {"before_s": old, "after_s": new, "ratio_after_to_before": new / old}
+    """Each file tool (Read, Write, Edit, Glob) and the review's diff of 1,000 files."""
+    calls = _against_before(TOOL_TIMER, before, runs)
     return {"benchmark": "sandbox.tools", "before": before, "runs": runs, "calls": calls}
 
 
-def _time_shells(tree: Path, runs: int) -> dict[str, float]:
-    """Median seconds of one `true` command per level, with the frogdesk package found in tree."""
-    done = subprocess.run(
-        [sys.executable, "-c", SHELL_TIMER, str(runs)],
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
-    return result
-
-
 def bench_shell(before: str, runs: int) -> dict[str, object]:
-    """One Bash command at each level: the code at `before` against this tree, alternated."""
-    here = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryDirectory(prefix="frogdesk-bench-before-") as tmp:
-        archive = subprocess.run(
-            ["git", "archive", "--format=tar", before, "frogdesk"],
-            cwd=here,
-            capture_output=True,
-            check=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        rounds = [(_time_shells(Path(tmp), runs), _time_shells(here, runs)) for _ in range(2)]
-    levels: dict[str, dict[str, float]] = {}
-    for level in rounds[0][1]:
-        old = min(r[0][level] for r in rounds if level in r[0])
-        new = min(r[1][level] for r in rounds)
-        levels[level] = {"before_s": old, "after_s": new, "ratio_after_to_before": new / old}
+    """One `true` command at each level the machine has."""
+    levels = _against_before(SHELL_TIMER, before, runs)
     return {"benchmark": "sandbox.shell", "before": before, "runs": runs, "levels": levels}
 
 
