@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from frogdesk.attempts.fit import AttemptsFit, fit_attempts
 from frogdesk.config import Settings
 from frogdesk.engine.backends import settings_options
-from frogdesk.engine.types import Backend
+from frogdesk.engine.chat import Backend
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.system_memory import available_memory
 from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from frogdesk.attempts.check import CheckResult
+from frogdesk.attempts.verify import CheckResult
 
 CHECK_KEYS = ("command", "exit_code", "summary", "seconds")
 

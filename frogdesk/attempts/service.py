@@ -16,16 +16,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from frogdesk.attempts.check import DEFAULT_CHECK_TIMEOUT, CheckResult, detect_check, run_check
 from frogdesk.attempts.rank import pick, rank
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
+from frogdesk.attempts.verify import DEFAULT_CHECK_TIMEOUT, CheckResult, detect_check, run_check
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.leaf.trajectory import write_results
 from frogdesk.sessions.active import ActiveSession, SessionSpec
 from frogdesk.sessions.parts import BackendFactory
 from frogdesk.sessions.patch import worktree_diff
-from frogdesk.sessions.runner import SessionOutcome, SessionService
+from frogdesk.sessions.service import SessionOutcome, SessionService
 
 MAX_ATTEMPTS = 16
 """More attempts than this at once is almost surely a typo."""

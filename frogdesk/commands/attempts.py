@@ -9,10 +9,10 @@ import threading
 from pathlib import Path
 from typing import TextIO, cast
 
-from frogdesk.attempts.check import DEFAULT_CHECK_TIMEOUT
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.attempts.service import AttemptsError, AttemptsSpec, check_counts
+from frogdesk.attempts.verify import DEFAULT_CHECK_TIMEOUT
 from frogdesk.commands.common import UserError
 from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
 from frogdesk.core.workbench import CoreWorkbench

@@ -13,7 +13,7 @@ from frogdesk.commands.common import UserError, config_path, load_settings
 from frogdesk.commands.quantcheck import add_check_arguments, run_check
 from frogdesk.config import Settings
 from frogdesk.core.chooser import hub_choices, repo_listing
-from frogdesk.core.models import drift_result, fit_context, progress_line
+from frogdesk.core.model_ops import drift_result, fit_context, progress_line
 from frogdesk.engine.backends import settings_options
 from frogdesk.engine.dialect_info import dialect_line, tool_call_dialect
 from frogdesk.inert import inert_line

@@ -10,7 +10,7 @@ import types
 from collections.abc import Iterator
 from typing import Any, TextIO
 
-from frogdesk.engine.types import ContentDelta, ReasoningDelta
+from frogdesk.engine.chat import ContentDelta, ReasoningDelta
 from frogdesk.inert import command_warning, inert_command, inert_text
 from frogdesk.leaf.events import (
     LoopEvent,

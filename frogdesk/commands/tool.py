@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError, load_settings
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.inert import inert_text
 from frogdesk.leaf.runner import ToolInfrastructureError, ToolRunner
 from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import choose_shell, confined_shell
 from frogdesk.sandbox.shells.protocol import Shell
-from frogdesk.sandbox.worktree import load_worktree
+from frogdesk.worktree.checkout import load_worktree
+from frogdesk.worktree.errors import WorktreeError
 
 
 def register(sub: Any) -> None:
@@ -114,7 +115,7 @@ def main(args: argparse.Namespace) -> int:
         if call.name == "Bash":
             try:
                 shell = session_shell(workdir, args.sandbox or settings.sandbox, Path(private))
-            except SandboxError as exc:
+            except (SandboxError, WorktreeError) as exc:
                 raise UserError(str(exc)) from None
         try:
             outcome = ToolRunner(workdir, shell).run(call)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.config import Settings
-from frogdesk.core.models import drift_result, fit_context
+from frogdesk.core.model_ops import drift_result, fit_context
 from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
 from frogdesk.models.download import ProgressCallback, download_limits
 from frogdesk.models.errors import ModelError

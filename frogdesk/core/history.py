@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frogdesk.engine.types import ContentDelta, ReasoningDelta
+from frogdesk.engine.chat import ContentDelta, ReasoningDelta
 from frogdesk.leaf.events import LoopEvent, StepStarted, ToolFinished
 from frogdesk.sessions.store import Transcript
 

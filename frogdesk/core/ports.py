@@ -11,9 +11,9 @@ from typing import Protocol
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.core.history import HistoryItem
 from frogdesk.core.reviewing import SessionReview
-from frogdesk.engine.types import BackendInfo
+from frogdesk.engine.chat import BackendInfo
 from frogdesk.leaf.events import LoopEvent
-from frogdesk.models.switch import SwitchPlan
+from frogdesk.models.move_cost import SwitchPlan
 from frogdesk.review.apply import ApplyResult
 from frogdesk.review.decisions import HunkDecisions
 from frogdesk.review.undo import UndoResult

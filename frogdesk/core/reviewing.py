@@ -17,7 +17,7 @@ from frogdesk.review.show import applied_lines
 from frogdesk.review.undo import UndoResult, latest_record, undo_apply
 from frogdesk.review.user_changes import load_user_changes
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.runner import ApplyRefusedError
+from frogdesk.sessions.service import ApplyRefusedError
 from frogdesk.sessions.store import SessionStore
 
 

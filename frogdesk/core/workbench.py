@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.attempts.backends import attempt_backends, llama_fit, loaded_model
-from frogdesk.attempts.check import detect_check
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.attempts.service import AttemptsSpec, choose_attempt, run_attempts
+from frogdesk.attempts.verify import detect_check
 from frogdesk.config import Settings
 from frogdesk.core.chooser import pull_missing
 from frogdesk.core.history import HistoryItem, history_items
-from frogdesk.core.models import load_backend
+from frogdesk.core.model_ops import load_backend
 from frogdesk.core.ports import AgentSession, ApproveCommand, AttemptEvents, SessionSummary
 from frogdesk.core.reviewing import (
     SessionReview,
@@ -26,25 +26,25 @@ from frogdesk.core.reviewing import (
     show_review,
     undo_latest,
 )
+from frogdesk.engine.chat import Backend, BackendInfo
 from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
-from frogdesk.engine.types import Backend, BackendInfo
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.models.download import ProgressCallback
 from frogdesk.models.hub_http import NO_RETRY, RetryPolicy
-from frogdesk.models.switch import SwitchPlan, plan_switch
+from frogdesk.models.move_cost import SwitchPlan, plan_switch
 from frogdesk.paths import AppPaths
 from frogdesk.review.apply import ApplyResult
 from frogdesk.review.decisions import HunkDecisions, save_decisions
 from frogdesk.review.undo import UndoResult
 from frogdesk.sandbox.levels import detect
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
+from frogdesk.sessions.move import ModelSwitch, measured_prefill_rate
 from frogdesk.sessions.parts import BackendFactory, default_backend
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.runner import SessionOutcome, SessionService
 from frogdesk.sessions.sendback import SentBack, SessionBusyError
+from frogdesk.sessions.service import SessionOutcome, SessionService
 from frogdesk.sessions.store import TRANSCRIPT_FILE, DamagedSession, SessionNotFoundError
-from frogdesk.sessions.switch import ModelSwitch, measured_prefill_rate
 
 
 def session_spec(

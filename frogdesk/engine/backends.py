@@ -7,11 +7,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from frogdesk.config import Settings
+from frogdesk.engine.chat import Backend
 from frogdesk.engine.llama.fit import DoesNotFitError, address_space_room, fit_under_cap
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
 from frogdesk.engine.script_backend import ScriptBackend, ScriptError
-from frogdesk.engine.types import Backend
 from frogdesk.errors import FrogDeskError
 from frogdesk.logfile import say_notice
 from frogdesk.models.errors import ModelError

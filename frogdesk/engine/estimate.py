@@ -6,7 +6,7 @@ import json
 import math
 from collections.abc import Sequence
 
-from frogdesk.engine.types import Message, ToolSchema
+from frogdesk.engine.chat import Message, ToolSchema
 
 CHARS_PER_TOKEN = 4
 """The estimate: about four characters per token."""

@@ -17,9 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from frogdesk.engine.estimate import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens
-from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect, ToolCallParser, dialect_named
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     BackendInfo,
     Decoded,
     EngineEvent,
@@ -32,6 +30,8 @@ from frogdesk.engine.types import (
     ToolSchema,
     Usage,
 )
+from frogdesk.engine.estimate import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens
+from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect, ToolCallParser, dialect_named
 from frogdesk.errors import FrogDeskError
 
 

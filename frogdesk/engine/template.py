@@ -13,13 +13,13 @@ import jinja2.nodes
 import jinja2.parser
 from jinja2.ext import Extension, loopcontrols
 
+from frogdesk.engine.chat import Message, ToolSchema
 from frogdesk.engine.template_limits import (
     MAX_OUTPUT_CHARS,
     RENDER_SECONDS,
     BoundedSandbox,
     RenderLimitExceeded,
 )
-from frogdesk.engine.types import Message, ToolSchema
 from frogdesk.errors import FrogDeskError
 
 

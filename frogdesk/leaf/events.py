@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from frogdesk.engine.types import ContentDelta, Decoded, ReasoningDelta, ToolCall, Usage
+from frogdesk.engine.chat import ContentDelta, Decoded, ReasoningDelta, ToolCall, Usage
 
 ExitReason = Literal[
     "agent",

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path
 
+from frogdesk.beneath import DIR_FLAGS, open_beneath
 from frogdesk.leaf.paths import OutsideWorkdirError, WorkRoot, is_within, locate, opened_root
-from frogdesk.sandbox.beneath import DIR_FLAGS, open_beneath
 
 _MAGIC = re.compile(r"[*?[]")
 PRUNED_NAMES = frozenset({".git"})

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from frogdesk.config import Settings
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     Backend,
     ContentDelta,
     Decoded,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from frogdesk.sandbox.beneath import DIR_FLAGS, MAX_LINKS, open_root, relative_to_root
+from frogdesk.beneath import DIR_FLAGS, MAX_LINKS, open_root, relative_to_root
 
 MAX_DEPTH = 512
 """Folders one resolution may hold open at once (a path deeper than this is refused)."""

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from frogdesk.engine.types import Message, ToolCall, Usage
+from frogdesk.engine.chat import Message, ToolCall, Usage
 from frogdesk.leaf.events import ExitReason
 from frogdesk.typedjson import build
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.tools import LeafTools, ShellMissingError
 from frogdesk.sandbox.shells.protocol import Shell
 

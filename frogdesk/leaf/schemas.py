@@ -7,8 +7,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from frogdesk.engine.types import ToolSchema
-from frogdesk.sandbox.beneath import open_beneath, open_root, opened
+from frogdesk.beneath import open_beneath, open_root, opened
+from frogdesk.engine.chat import ToolSchema
 
 SYSTEM_PROMPT = "\n".join(
     (

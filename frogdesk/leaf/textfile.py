@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from frogdesk.durable import atomic_write_at
-from frogdesk.sandbox.worktree import Worktree, session_private_dir
-from frogdesk.sandbox.wtrecord import read_record, sidecar_of
+from frogdesk.worktree.checkout import Worktree, session_private_dir
+from frogdesk.worktree.record import read_record, sidecar_of
 
 MAX_FILE_BYTES = 32 * 2**20
 """Files above this size are refused by Read and Edit (Leaf has no cap; this is the one

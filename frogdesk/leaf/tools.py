@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from frogdesk.beneath import EscapeError
 from frogdesk.leaf.globwalk import glob_beneath
 from frogdesk.leaf.paths import (
     Located,
@@ -33,7 +34,6 @@ from frogdesk.leaf.textfile import (
     numbered_lines,
     replace_at,
 )
-from frogdesk.sandbox.beneath import EscapeError
 from frogdesk.sandbox.process import dropped_chars
 from frogdesk.sandbox.shells.protocol import Shell
 

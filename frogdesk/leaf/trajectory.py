@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from frogdesk.engine.types import Message, ToolSchema
+from frogdesk.engine.chat import Message, ToolSchema
 from frogdesk.leaf.records import LoopResult, StepRecord, recovery_counts
 
 TRAJECTORY_FORMAT = "leaf-function-calling"

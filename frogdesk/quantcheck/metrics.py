@@ -10,9 +10,9 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
+from frogdesk.engine.chat import ToolCallError, ToolCallEvent
 from frogdesk.engine.toolcall.parser import parse_reply
 from frogdesk.engine.toolcall.scan import CALL_CLOSE, CALL_OPEN, FUNCTION_CLOSE
-from frogdesk.engine.types import ToolCallError, ToolCallEvent
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int32]

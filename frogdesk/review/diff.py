@@ -20,7 +20,7 @@ from frogdesk.review.model import (
     hunk_id,
 )
 from frogdesk.review.snapshot import review_paths, snapshot_tree
-from frogdesk.sandbox.gitrun import GitPaths
+from frogdesk.worktree.git import GitPaths
 
 __all__ = ["compute_diff", "patch_text", "review_paths", "snapshot_tree", "trusted_attributes"]
 

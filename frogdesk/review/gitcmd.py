@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from frogdesk.sandbox.gitrun import GitError, GitPaths, git_out, run_git
+from frogdesk.worktree.git import GitError, GitPaths, git_out, run_git
 
 __all__ = ["GitError", "git_out", "read_blobs", "run_git"]
 

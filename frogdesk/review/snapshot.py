@@ -22,14 +22,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from frogdesk import beneath
 from frogdesk.review.gitcmd import GitError, git_out, read_blobs, run_git
 from frogdesk.review.snapshot_cache import BlobCache
 from frogdesk.review.snapshot_eol import eol_actions, to_git
 from frogdesk.review.snapshot_objects import BlobWriter
-from frogdesk.sandbox import beneath
-from frogdesk.sandbox.gitrun import GitPaths
-from frogdesk.sandbox.worktree import PRIVATE_SUFFIX
-from frogdesk.sandbox.wtrecord import recorded_paths
+from frogdesk.worktree.checkout import PRIVATE_SUFFIX
+from frogdesk.worktree.git import GitPaths
+from frogdesk.worktree.record import recorded_paths
 
 GITLINK = "160000"
 SYMLINK = "120000"

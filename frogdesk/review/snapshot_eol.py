@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from frogdesk.review.gitcmd import git_out
-from frogdesk.sandbox.gitrun import GitPaths
+from frogdesk.worktree.git import GitPaths
 
 Action = Literal["none", "text", "auto"]
 

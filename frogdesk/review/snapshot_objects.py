@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.review.gitcmd import GitError, run_git
-from frogdesk.sandbox.gitrun import GitPaths
+from frogdesk.worktree.git import GitPaths
 
 BATCH_BYTES = 64 << 20
 """Content held in memory before the missing objects of a batch are written."""

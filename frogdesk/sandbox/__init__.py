@@ -1,1 +1,1 @@
-"""Session isolation: git worktrees, sandboxed shells and the repository watcher."""
+"""Shell confinement: the levels, the policy, the supervisor, limits and the shells."""

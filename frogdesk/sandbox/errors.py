@@ -1,50 +1,9 @@
-"""The sandbox's exceptions: one base class, one subclass per thing the user can fix."""
+"""The shell sandbox's exceptions: one base class, one subclass per thing the user can fix."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from frogdesk.errors import FrogDeskError
 
 
 class SandboxError(FrogDeskError):
-    """Something in the worktree or shell sandbox failed; the message says what and why."""
-
-
-class NotAGitRepository(SandboxError):
-    """The folder is not inside a git repository; the message offers `git init`."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"{path} is not inside a git repository. FrogDesk works on a git repository so "
-            f"that every change can be reviewed and undone; run `git init` in {path} "
-            "(and commit what you have) to make it one."
-        )
-        self.path = path
-
-
-class BareRepository(SandboxError):
-    """The repository has no working tree, so there is nothing to snapshot or edit."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(
-            f"{path} is a bare git repository (it has no working tree); "
-            "open a clone of it that has a checkout instead."
-        )
-        self.path = path
-
-
-class GitError(SandboxError):
-    """A git command failed; the message carries git's own words."""
-
-
-class TamperedWorktree(GitError):
-    """A worktree's git metadata no longer matches its record: FrogDesk will not run git on it."""
-
-    def __init__(self, path: Path, problem: str) -> None:
-        super().__init__(
-            f"the session worktree {path} was tampered with from inside the sandbox ({problem}); "
-            "FrogDesk will not run git on it or resume it: review its files by hand, then "
-            "discard the session"
-        )
-        self.path = path
+    """Something in the shell sandbox failed; the message says what and why."""

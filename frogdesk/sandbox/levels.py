@@ -23,7 +23,7 @@ from frogdesk.sandbox.shells.bwrap import BwrapShell, find_bwrap
 from frogdesk.sandbox.shells.landlock import PARTIAL_NOTICE, LandlockShell
 from frogdesk.sandbox.shells.none import NoneShell
 from frogdesk.sandbox.shells.protocol import SandboxLevel, Shell
-from frogdesk.sandbox.worktree import Worktree
+from frogdesk.worktree.checkout import Worktree
 
 LEVELS = ("auto", "bwrap", "landlock", "none")
 ROOT_WARNING = (

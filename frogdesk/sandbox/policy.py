@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from frogdesk.sandbox.limits import CommandLimits
-from frogdesk.sandbox.objects import ObjectRoute
-from frogdesk.sandbox.worktree import Worktree, session_private_dir
-from frogdesk.sandbox.wtrecord import verified
+from frogdesk.worktree.checkout import Worktree, session_private_dir
+from frogdesk.worktree.objects import ObjectRoute
+from frogdesk.worktree.record import verified
 
 # Credentials a command never needs; hidden (bwrap) or left unreadable (landlock).
 CREDENTIAL_PATHS = (

@@ -9,12 +9,12 @@ from typing import Any
 
 from frogdesk.config import Settings
 from frogdesk.durable import pid_alive
-from frogdesk.engine.types import Backend, ToolSchema
+from frogdesk.engine.chat import Backend, ToolSchema
 from frogdesk.errors import FrogDeskError
-from frogdesk.sandbox.worktree import Worktree
 from frogdesk.sessions.parts import ShellPick
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import Transcript
+from frogdesk.worktree.checkout import Worktree
 
 
 @dataclass(frozen=True)

@@ -14,18 +14,18 @@ from typing import Protocol
 
 from frogdesk.config import Settings
 from frogdesk.engine.backends import make_backend
+from frogdesk.engine.chat import Backend
 from frogdesk.engine.script_backend import ScriptBackend, read_script
-from frogdesk.engine.types import Backend
 from frogdesk.models.resolve import resolve_local
-from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import choose_shell
 from frogdesk.sandbox.limits import command_limits
 from frogdesk.sandbox.shells.protocol import Shell
-from frogdesk.sandbox.worktree import Worktree, prune_stale, remove_named
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.staging import clear_abandoned, staging_path
 from frogdesk.sessions.store import SessionStore
+from frogdesk.worktree.checkout import Worktree, prune_stale, remove_named
+from frogdesk.worktree.errors import WorktreeError
 
 
 @dataclass(frozen=True)
@@ -113,7 +113,7 @@ def prune_worktrees(worktrees_dir: Path, sessions_dir: Path | None = None) -> li
         removed += clear_abandoned(sessions_dir, lambda name: remove_named(worktrees_dir, name))
     keeps_sessions = sessions_dir is not None and sessions_dir.is_dir()
     orphaned = _unowned(sessions_dir) if sessions_dir is not None and keeps_sessions else None
-    with contextlib.suppress(OSError, SandboxError):
+    with contextlib.suppress(OSError, WorktreeError):
         removed += prune_stale(worktrees_dir, min_age=STALE_AFTER, orphaned=orphaned)
     return removed
 

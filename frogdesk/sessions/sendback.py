@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from frogdesk.engine.types import Message
+from frogdesk.engine.chat import Message
 from frogdesk.errors import FrogDeskError
 from frogdesk.review.decisions import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message, reset_to_reviewed
-from frogdesk.sandbox.worktree import load_worktree
 from frogdesk.sessions.store import SessionStore
+from frogdesk.worktree.checkout import load_worktree
 
 
 class SessionBusyError(FrogDeskError, ValueError):

@@ -6,9 +6,8 @@ import dataclasses
 from pathlib import Path
 
 from frogdesk.config import Settings
-from frogdesk.engine.types import Message
+from frogdesk.engine.chat import Message
 from frogdesk.leaf.schemas import system_prompt
-from frogdesk.sandbox.worktree import Worktree
 from frogdesk.sessions.active import SessionSpec
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import (
@@ -18,6 +17,7 @@ from frogdesk.sessions.store import (
     SessionStore,
     Transcript,
 )
+from frogdesk.worktree.checkout import Worktree
 
 
 def new_record(spec: SessionSpec, worktree: Worktree, settings: Settings) -> SessionRecord:

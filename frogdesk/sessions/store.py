@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.durable import atomic_write_bytes, atomic_write_text, sweep_tree, write_new
-from frogdesk.engine.types import Message
+from frogdesk.engine.chat import Message
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.records import (
     StepRecord,

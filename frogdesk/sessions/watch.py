@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from frogdesk.review.user_changes import record_user_changes
-from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.watcher import RepoWatcher
+from frogdesk.worktree.errors import WorktreeError
+from frogdesk.worktree.watcher import RepoWatcher
 
 
 class UserChangeLog:
@@ -26,7 +26,7 @@ class UserChangeLog:
         """Begin watching; "" when it works, else why not (the run goes on unwatched)."""
         try:
             self.watcher.start()
-        except SandboxError as exc:
+        except WorktreeError as exc:
             return f"your repository is not watched during this run: {exc}"
         self._running = True
         return ""

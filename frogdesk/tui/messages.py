@@ -8,7 +8,7 @@ from textual.message import Message
 
 from frogdesk.core.history import HistoryItem
 from frogdesk.core.ports import AgentSession, Workbench
-from frogdesk.engine.types import BackendInfo
+from frogdesk.engine.chat import BackendInfo
 
 
 @dataclass

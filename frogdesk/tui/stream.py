@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from frogdesk.engine.types import ContentDelta, Decoded, ReasoningDelta
+from frogdesk.engine.chat import ContentDelta, Decoded, ReasoningDelta
 from frogdesk.leaf.events import LoopEvent, StepStarted
 
 RATE_AFTER_SECONDS = 0.5

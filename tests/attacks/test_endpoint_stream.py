@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from frogdesk.engine.chat import ContentDelta, Finished, GenerationSettings, Message
 from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.openai.stream import reply_byte_cap
-from frogdesk.engine.types import ContentDelta, Finished, GenerationSettings, Message
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.store import SessionStore
 from tests.attacks.harness import frogdesk

@@ -28,14 +28,14 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.sandbox.objects import (
+from frogdesk.sandbox.shells.protocol import ShellResult
+from frogdesk.sandbox.synced import run_and_sync
+from frogdesk.worktree.objects import (
     ObjectRoute,
     SyncReport,
     _index_pack,
-    run_and_sync,
     sync_objects,
 )
-from frogdesk.sandbox.shells.protocol import ShellResult
 from tests.support.gitutil import git
 
 pytestmark = [
@@ -350,7 +350,7 @@ def test_the_old_shape_loses_user_objects_under_the_swap(tmp_path: Path) -> None
 @pytest.fixture(params=["openat2", "walk"])
 def resolver(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
     """openat2 where the kernel has it, and the O_NOFOLLOW walk that older kernels get."""
-    from frogdesk.sandbox import beneath
+    from frogdesk import beneath
 
     if request.param == "openat2" and not beneath.has_openat2():
         pytest.skip("this kernel has no openat2")

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.runner import ToolRunner
 
 ROUNDS = 400

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from frogdesk.engine.chat import EngineEvent, Finished, GenerationSettings, Message, Usage
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.shared import SharedLlama
-from frogdesk.engine.types import EngineEvent, Finished, GenerationSettings, Message, Usage
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 
 N = 3

@@ -20,11 +20,11 @@ import llama_cpp
 import numpy as np
 import pytest
 
+from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.shared import SharedLlama
-from frogdesk.engine.types import GenerationSettings, Message, Reply
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 
 pytestmark = pytest.mark.llama

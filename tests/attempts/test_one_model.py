@@ -10,10 +10,10 @@ import pytest
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
+from frogdesk.engine.chat import GenerationSettings, Message
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.types import GenerationSettings, Message
 from frogdesk.paths import AppPaths
 from tests.support.scripted import make_repo
 

@@ -14,7 +14,7 @@ import pytest
 from frogdesk import config
 from frogdesk.attempts.service import AttemptsSpec, run_attempts
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.runner import SessionService
+from frogdesk.sessions.service import SessionService
 from tests.support.scripted import make_repo
 
 N = 3

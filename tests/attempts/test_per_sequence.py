@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
+from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.shared import SharedLlama
-from frogdesk.engine.types import GenerationSettings, Message, Reply
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.leaf.loop import LoopConfig, run_loop
 from frogdesk.leaf.records import LoopResult

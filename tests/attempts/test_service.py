@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from frogdesk import config
-from frogdesk.attempts.check import run_check
 from frogdesk.attempts.service import AttemptsError, AttemptsSpec, choose_attempt, run_attempts
-from frogdesk.engine.types import (
+from frogdesk.attempts.verify import run_check
+from frogdesk.engine.chat import (
     Backend,
     BackendInfo,
     EngineEvent,
@@ -22,7 +22,7 @@ from frogdesk.engine.types import (
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.parts import default_backend
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.runner import SessionService
+from frogdesk.sessions.service import SessionService
 from tests.attempts.scripts import CHECK, edit_then_answer, three_scripts
 from tests.support.plain_shell import PlainShell
 from tests.support.scripted import call, fingerprint, make_repo, write_script

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.attempts.check import PYTEST, CheckResult, detect_check, summary_line
 from frogdesk.attempts.rank import pick, rank
 from frogdesk.attempts.record import AttemptResult
 from frogdesk.attempts.service import attempt_seeds
+from frogdesk.attempts.verify import PYTEST, CheckResult, detect_check, summary_line
 
 
 @pytest.mark.parametrize(

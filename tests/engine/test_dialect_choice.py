@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from frogdesk import cli
+from frogdesk.engine.chat import GenerationSettings, Message, Reply, ToolSchema
 from frogdesk.engine.openai.stream import ChunkAssembler
 from frogdesk.engine.script_backend import ScriptBackend, ScriptError
 from frogdesk.engine.template import ChatTemplate
 from frogdesk.engine.toolcall.detect import DialectError, choose_dialect
 from frogdesk.engine.toolcall.dialect import HERMES, XML, dialect_named
-from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolSchema
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.sessions.active import SessionSpec
 from tests.support import tiny_qwen35

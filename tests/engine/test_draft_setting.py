@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from frogdesk import config
-from frogdesk.core.models import load_backend
+from frogdesk.core.model_ops import load_backend
+from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.types import GenerationSettings, Message, Reply
 from tests.engine.test_mtp import AlwaysVerify, AlwaysVerifyChoice
 
 pytestmark = pytest.mark.llama

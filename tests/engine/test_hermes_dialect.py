@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from frogdesk.engine.chat import EngineEvent, Reply, ToolCall, ToolSchema
 from frogdesk.engine.toolcall.hermes import HermesToolParser, render_tool_call_hermes
-from frogdesk.engine.types import EngineEvent, Reply, ToolCall, ToolSchema
 from frogdesk.leaf.schemas import tool_schemas
 
 

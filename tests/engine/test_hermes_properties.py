@@ -15,8 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from frogdesk.engine.chat import EngineEvent, Reply, ToolCall, ToolSchema
 from frogdesk.engine.toolcall.hermes import HermesToolParser, render_tool_call_hermes
-from frogdesk.engine.types import EngineEvent, Reply, ToolCall, ToolSchema
 
 PROPERTIES: dict[str, dict[str, Any]] = {
     "path": {"type": "string"},

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from frogdesk.engine.chat import ContentDelta, GenerationSettings, Message, ReasoningDelta, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.model import SamplingDefaults
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.sampling import VENDOR_TEMPERATURE, resolve
 from frogdesk.engine.toolcall.values import check_arguments, tool_specs
-from frogdesk.engine.types import ContentDelta, GenerationSettings, Message, ReasoningDelta, Reply
 
 START = [Message("system", "You are an agent."), Message("user", "Move the robot.")]
 BOUNDED_TOOLS = [

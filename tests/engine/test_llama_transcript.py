@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from frogdesk.engine.chat import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolCall
 
 pytestmark = pytest.mark.llama
 

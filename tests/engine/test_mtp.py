@@ -11,6 +11,7 @@ import llama_cpp
 import numpy as np
 import pytest
 
+from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.choice import DrafterChoice
 from frogdesk.engine.llama.drafting import DraftPolicy
@@ -18,7 +19,6 @@ from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.mtp import mtp_unavailable
 from frogdesk.engine.llama.nextn import load_nextn, nextn_layers
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.types import GenerationSettings, Message, Reply
 from frogdesk.models.memory import MTP_UBATCH
 from tests.engine.test_speculative import READ_TOOL, START, replay_logits
 

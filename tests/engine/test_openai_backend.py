@@ -12,9 +12,7 @@ from typing import Any
 
 import pytest
 
-from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
-from frogdesk.engine.toolcall.parser import render_tool_call_xml
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     Backend,
     EngineEvent,
     Finished,
@@ -26,6 +24,8 @@ from frogdesk.engine.types import (
     ToolSchema,
     Usage,
 )
+from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
+from frogdesk.engine.toolcall.parser import render_tool_call_xml
 
 READ: ToolSchema = {
     "type": "function",

@@ -6,12 +6,7 @@ from typing import Any
 
 import pytest
 
-from frogdesk.engine.toolcall.parser import (
-    QwenXmlToolParser,
-    parse_reply,
-    render_tool_call_xml,
-)
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     ContentDelta,
     EngineEvent,
     ReasoningDelta,
@@ -20,6 +15,11 @@ from frogdesk.engine.types import (
     ToolCallError,
     ToolCallEvent,
     ToolSchema,
+)
+from frogdesk.engine.toolcall.parser import (
+    QwenXmlToolParser,
+    parse_reply,
+    render_tool_call_xml,
 )
 
 

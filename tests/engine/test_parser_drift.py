@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from frogdesk.engine.chat import EngineEvent, Reply, ToolCall, ToolSchema
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser
 from frogdesk.engine.toolcall.scan import Drift
-from frogdesk.engine.types import EngineEvent, Reply, ToolCall, ToolSchema
 
 
 def tool(name: str, properties: dict[str, Any], required: list[str]) -> ToolSchema:

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from frogdesk.engine.chat import EngineEvent, Message, ToolCallError, ToolCallEvent, ToolSchema
 from frogdesk.engine.openai.stream import ChunkAssembler, StreamError
 from frogdesk.engine.script_backend import ScriptBackend
 from frogdesk.engine.toolcall.parser import parse_reply
-from frogdesk.engine.types import EngineEvent, Message, ToolCallError, ToolCallEvent, ToolSchema
 from frogdesk.leaf.loop import LoopConfig, run_loop
 from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from frogdesk.engine.chat import EngineEvent, Message, Reply, ToolCall, ToolSchema
 from frogdesk.engine.template import ChatTemplate, load_gguf_template
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser, render_tool_call_xml
-from frogdesk.engine.types import EngineEvent, Message, Reply, ToolCall, ToolSchema
 
 PROPERTIES: dict[str, dict[str, Any]] = {
     "path": {"type": "string"},

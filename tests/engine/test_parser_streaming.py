@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from frogdesk.engine.chat import EngineEvent, Reply, ToolSchema
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser
 from frogdesk.engine.toolcall.scan import read_call, read_exact_call
 from frogdesk.engine.toolcall.values import tool_specs
-from frogdesk.engine.types import EngineEvent, Reply, ToolSchema
 
 PROPERTIES: dict[str, dict[str, Any]] = {
     "path": {"type": "string"},

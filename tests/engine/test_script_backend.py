@@ -8,9 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.script_backend import ScriptBackend, ScriptError
-from frogdesk.engine.toolcall.parser import render_tool_call_xml
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     Backend,
     ContentDelta,
     Decoded,
@@ -24,6 +22,8 @@ from frogdesk.engine.types import (
     ToolSchema,
     Usage,
 )
+from frogdesk.engine.script_backend import ScriptBackend, ScriptError
+from frogdesk.engine.toolcall.parser import render_tool_call_xml
 
 BASH: ToolSchema = {
     "type": "function",

@@ -10,12 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.drafting import DraftPolicy
-from frogdesk.engine.llama.ngram import NgramDrafter
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     ContentDelta,
     Decoded,
     GenerationSettings,
@@ -24,6 +19,11 @@ from frogdesk.engine.types import (
     Reply,
     ToolSchema,
 )
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.drafting import DraftPolicy
+from frogdesk.engine.llama.ngram import NgramDrafter
+from frogdesk.engine.llama.options import LlamaOptions
 
 pytestmark = pytest.mark.llama
 

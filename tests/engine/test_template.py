@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from frogdesk.engine.chat import Message, ToolCall, ToolSchema
 from frogdesk.engine.template import ChatTemplate, TemplateError, load_gguf_template
-from frogdesk.engine.types import Message, ToolCall, ToolSchema
 
 READ_TOOL: ToolSchema = {
     "type": "function",

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from frogdesk.engine.chat import Message, ToolCall, ToolSchema
 from frogdesk.engine.template import ChatTemplate, TemplateError
-from frogdesk.engine.types import Message, ToolCall, ToolSchema
 from tests.support.tiny_chat_template import CHAT_TEMPLATE
 
 MESSAGES = [Message("user", "hi")]

@@ -1,5 +1,5 @@
 """The CLI and the TUI are faces over the application core: neither drives the session service
-(frogdesk.sessions.runner) itself; they start, open, switch and run sessions through
+(frogdesk.sessions.service) itself; they start, open, switch and run sessions through
 frogdesk.core."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import frogdesk
 from tests.foundation.test_layers import import_graph
 
 FACES = ("frogdesk.commands", "frogdesk.tui", "frogdesk.cli")
-BEHIND_THE_CORE = ("frogdesk.sessions.runner",)
+BEHIND_THE_CORE = ("frogdesk.sessions.service",)
 
 
 def around_the_core(graph: dict[str, set[str]]) -> list[str]:
@@ -31,11 +31,11 @@ def test_faces_reach_sessions_through_the_core() -> None:
 
 def test_the_check_sees_a_face_around_the_core() -> None:
     graph = {
-        "frogdesk.commands.run": {"frogdesk.sessions.runner", "frogdesk.core.workbench"},
-        "frogdesk.core.workbench": {"frogdesk.sessions.runner"},
+        "frogdesk.commands.run": {"frogdesk.sessions.service", "frogdesk.core.workbench"},
+        "frogdesk.core.workbench": {"frogdesk.sessions.service"},
         "frogdesk.tui.screens.session": {"frogdesk.sessions.record"},
     }
-    assert around_the_core(graph) == ["frogdesk.commands.run -> frogdesk.sessions.runner"]
+    assert around_the_core(graph) == ["frogdesk.commands.run -> frogdesk.sessions.service"]
 
 
 def service_reaches(source: str) -> list[int]:

@@ -11,9 +11,10 @@ import frogdesk
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("frogdesk", "frogdesk.inert", "frogdesk.paths", "frogdesk.sizes", "frogdesk.errors"),
     ("frogdesk.typedjson",),
-    ("frogdesk.durable", "frogdesk.logfile"),
+    ("frogdesk.durable", "frogdesk.logfile", "frogdesk.beneath"),
     ("frogdesk.system",),
     ("frogdesk.config",),
+    ("frogdesk.worktree",),
     ("frogdesk.sandbox",),
     ("frogdesk.review", "frogdesk.models"),
     ("frogdesk.engine",),

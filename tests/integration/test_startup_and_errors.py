@@ -10,9 +10,9 @@ import pytest
 
 from frogdesk import config
 from frogdesk.paths import AppPaths
-from frogdesk.sandbox.worktree import SIDECAR_SUFFIX, create_worktree, load_worktree
 from frogdesk.sessions.parts import STALE_AFTER
-from frogdesk.sessions.runner import SessionService
+from frogdesk.sessions.service import SessionService
+from frogdesk.worktree.checkout import SIDECAR_SUFFIX, create_worktree, load_worktree
 from tests.support.scripted import frogdesk, make_repo
 
 

@@ -10,8 +10,8 @@ import pytest
 from frogdesk import config
 from frogdesk.models.errors import ModelError
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.runner import SessionClosedError, SessionService, SessionSpec
-from frogdesk.sessions.switch import SwitchRefusedError
+from frogdesk.sessions.move import SwitchRefusedError
+from frogdesk.sessions.service import SessionClosedError, SessionService, SessionSpec
 from tests.support.scripted import frogdesk, make_repo
 from tests.support.sessionkit import script_file
 

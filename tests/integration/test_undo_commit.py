@@ -10,8 +10,8 @@ from frogdesk.paths import AppPaths
 from frogdesk.review.apply import apply_hunks
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.undo import latest_record, undo_apply
-from frogdesk.sandbox.worktree import create_worktree
 from frogdesk.sessions.store import SessionStore
+from frogdesk.worktree.checkout import create_worktree
 from tests.support.scripted import call, frogdesk, git, write_script
 
 

@@ -14,7 +14,7 @@ from frogdesk.review.user_changes import (
     record_user_changes,
 )
 from frogdesk.sandbox.levels import detect
-from frogdesk.sessions.runner import SessionSpec
+from frogdesk.sessions.service import SessionSpec
 from tests.support.scripted import call, frogdesk, make_repo
 from tests.support.sessionkit import recording_service, script_file
 

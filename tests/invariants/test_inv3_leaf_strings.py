@@ -145,9 +145,9 @@ def test_the_stored_transcript_a_resume_replays_holds_only_leaf_strings(
 def test_llama_backend_feeds_the_model_exactly_the_template_render(
     tmp_path: Path, qwen35_gguf: Path, sandbox_level: str
 ) -> None:
+    from frogdesk.engine.chat import GenerationSettings
     from frogdesk.engine.llama.backend import LlamaBackend
     from frogdesk.engine.llama.options import LlamaOptions
-    from frogdesk.engine.types import GenerationSettings
     from frogdesk.paths import AppPaths
     from frogdesk.sessions.store import SessionStore
 

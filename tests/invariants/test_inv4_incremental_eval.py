@@ -20,19 +20,19 @@ import numpy as np
 import pytest
 
 from frogdesk.config import Settings
-from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     BackendInfo,
     EngineEvent,
     GenerationSettings,
     Message,
     ToolSchema,
 )
+from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.runner import SessionService, SessionSpec
+from frogdesk.sessions.service import SessionService, SessionSpec
 from tests.support.e2e import make_user_repo
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]

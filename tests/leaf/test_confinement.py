@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.runner import ToolRunner
 
 

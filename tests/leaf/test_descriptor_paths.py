@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.paths import OutsideWorkdirError, check_writable, locate, opened_root
 from frogdesk.leaf.runner import ToolRunner
 

@@ -7,7 +7,7 @@ import os
 import threading
 from pathlib import Path
 
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.globwalk import glob_walk
 from frogdesk.leaf.runner import ToolRunner
 

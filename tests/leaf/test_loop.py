@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     ContentDelta,
     Decoded,
     EngineEvent,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from frogdesk.engine.chat import Message
 from frogdesk.engine.script_backend import ScriptBackend
-from frogdesk.engine.types import Message
 from frogdesk.leaf.loop import LoopConfig, run_loop
 from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas

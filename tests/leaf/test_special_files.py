@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.runner import ToolRunner
 
 EDIT_ARGS = {"old_string": "a", "new_string": "b"}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.textfile import MAX_FILE_BYTES
 

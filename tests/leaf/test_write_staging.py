@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 import frogdesk.durable
-from frogdesk.engine.types import ToolCall
+from frogdesk.beneath import fd_path
+from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.textfile import WRITES_DIR
-from frogdesk.sandbox.beneath import fd_path
-from frogdesk.sandbox.worktree import create_worktree, session_private_dir
+from frogdesk.worktree.checkout import create_worktree, session_private_dir
 from tests.support.plain_shell import PlainShell
 from tests.support.scripted import make_repo
 

@@ -99,7 +99,7 @@ def test_llama_cpp_warning_about_the_pre_tokenizer_is_said(
     qwen35_gguf: Path,
 ) -> None:
     from frogdesk.config import Settings
-    from frogdesk.core.models import load_backend
+    from frogdesk.core.model_ops import load_backend
 
     settings = Settings(context_size=512)
     load_backend(settings, qwen35_gguf).close()
@@ -145,7 +145,7 @@ def test_llama_cpp_warning_about_a_context_past_training_is_said(
 @pytest.mark.llama
 def test_a_context_cut_to_the_training_context_is_said(heard: list[str], qwen35_gguf: Path) -> None:
     from frogdesk.config import Settings
-    from frogdesk.core.models import load_backend
+    from frogdesk.core.model_ops import load_backend
     from frogdesk.models.gguf_info import inspect_gguf
 
     trained = inspect_gguf(qwen35_gguf).context_length
@@ -167,7 +167,7 @@ def test_gpu_layers_asked_of_a_build_without_offload_is_said(
     import llama_cpp
 
     from frogdesk.config import Settings
-    from frogdesk.core.models import load_backend
+    from frogdesk.core.model_ops import load_backend
 
     if llama_cpp.llama_supports_gpu_offload():
         pytest.skip("this llama.cpp build offloads to a GPU")

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from frogdesk import config
-from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolCall
+from frogdesk.engine.chat import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf
+from frogdesk.models.move_cost import plan_switch, switch_cost
 from frogdesk.models.resolve import resolve_local
-from frogdesk.models.switch import plan_switch, switch_cost
 from frogdesk.paths import AppPaths
 
 REPO = "someone/FrogNano-tiny-GGUF"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.sandbox.worktree import Worktree, create_worktree
+from frogdesk.worktree.checkout import Worktree, create_worktree
 from tests.support.review_helpers import MakeSession, git
 
 

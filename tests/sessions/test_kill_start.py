@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from frogdesk.cli import main
-from frogdesk.engine.types import Message
+from frogdesk.engine.chat import Message
 from frogdesk.leaf.records import StepRecord
 from frogdesk.paths import AppPaths
-from frogdesk.sandbox.worktree import SIDECAR_SUFFIX, create_worktree, load_worktree
 from frogdesk.sessions.parts import STALE_AFTER
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import SessionStore
+from frogdesk.worktree.checkout import SIDECAR_SUFFIX, create_worktree, load_worktree
 from tests.support.killpoint import killed_at, let_time_pass, run_frogdesk, trace
 from tests.support.scripted import call, git, make_repo, write_script
 

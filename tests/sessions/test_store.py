@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.types import Message, ToolCall, Usage
+from frogdesk.engine.chat import Message, ToolCall, Usage
 from frogdesk.leaf.records import Observation, StepRecord
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import SessionNotFoundError, SessionStore

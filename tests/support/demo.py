@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from frogdesk.engine.types import ContentDelta, ReasoningDelta, ToolCall, Usage
+from frogdesk.engine.chat import ContentDelta, ReasoningDelta, ToolCall, Usage
 from frogdesk.leaf.events import (
     LoopEvent,
     RunFinished,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     BackendInfo,
     ContentDelta,
     EngineEvent,

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from textual.pilot import Pilot
 
-from frogdesk.engine.types import ContentDelta, ReasoningDelta, ToolCall, Usage
+from frogdesk.engine.chat import ContentDelta, ReasoningDelta, ToolCall, Usage
 from frogdesk.leaf.events import (
     LoopEvent,
     RunFinished,

@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from frogdesk.sandbox.worktree import Worktree
+from frogdesk.worktree.checkout import Worktree
 
 
 def git(cwd: Path, *args: str) -> str:

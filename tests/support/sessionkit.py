@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk import config
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     Backend,
     BackendInfo,
     EngineEvent,
@@ -19,7 +19,7 @@ from frogdesk.engine.types import (
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.parts import default_backend
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.runner import SessionService
+from frogdesk.sessions.service import SessionService
 
 
 @dataclass

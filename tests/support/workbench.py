@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from frogdesk.core.history import HistoryItem
 from frogdesk.core.ports import ApproveCommand, SessionSummary
-from frogdesk.engine.types import BackendInfo
+from frogdesk.engine.chat import BackendInfo
 from frogdesk.leaf.events import LoopEvent, RunFinished, ToolFinished, ToolStarted
 from frogdesk.sessions.record import SessionRecord
 

@@ -8,7 +8,7 @@ import pytest
 
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
-from frogdesk.engine.types import ContentDelta, Usage
+from frogdesk.engine.chat import ContentDelta, Usage
 from frogdesk.leaf.events import RunFinished, StepStarted, StepUsage
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord

@@ -17,7 +17,7 @@ from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.runner import SessionService, SessionSpec
+from frogdesk.sessions.service import SessionService, SessionSpec
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.review import ReviewScreen
 from frogdesk.tui.themes import diff_colours, frog_themes

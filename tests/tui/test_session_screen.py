@@ -10,7 +10,7 @@ from textual.widgets._collapsible import CollapsibleTitle
 from frogdesk import config
 from frogdesk.config import Settings
 from frogdesk.core.ports import SessionSummary
-from frogdesk.engine.types import ContentDelta
+from frogdesk.engine.chat import ContentDelta
 from frogdesk.leaf.events import RunFinished, StepStarted
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.app import FrogDeskApp

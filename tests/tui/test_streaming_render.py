@@ -8,7 +8,7 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Static
 
-from frogdesk.engine.types import ReasoningDelta
+from frogdesk.engine.chat import ReasoningDelta
 from frogdesk.leaf.events import StepStarted
 from frogdesk.tui.gil import decode_switch_interval
 from frogdesk.tui.widgets.conversation import Conversation, ReasoningParagraph, ReasoningView

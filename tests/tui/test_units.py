@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from frogdesk.engine.types import ContentDelta, Decoded, ReasoningDelta, ToolCall
+from frogdesk.engine.chat import ContentDelta, Decoded, ReasoningDelta, ToolCall
 from frogdesk.leaf.events import StepStarted
 from frogdesk.tui.bindings import all_binding_ids, keymap_from_settings
 from frogdesk.tui.stream import EventBuffer

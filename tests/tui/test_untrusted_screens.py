@@ -20,14 +20,13 @@ from textual.app import App, ComposeResult
 from textual.content import Content
 from textual.widgets import Button, DataTable, Label, Markdown, Static
 
-from frogdesk.attempts.check import CheckResult, detect_check
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
+from frogdesk.attempts.verify import CheckResult, detect_check
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
-from frogdesk.engine.types import ContentDelta
+from frogdesk.engine.chat import ContentDelta
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.paths import AppPaths
-from frogdesk.sandbox.worktree import create_worktree
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import SessionStore
 from frogdesk.tui.app import FrogDeskApp
@@ -42,6 +41,7 @@ from frogdesk.tui.screens.modals import ApproveCommandScreen, ConfirmScreen
 from frogdesk.tui.screens.review import UNEDITABLE_HUNK, editable_text
 from frogdesk.tui.screens.sessions import SessionsScreen
 from frogdesk.tui.widgets.conversation import Conversation
+from frogdesk.worktree.checkout import create_worktree
 from tests.support.pilot import wait_for
 from tests.support.scripted import make_repo
 from tests.support.terminal import foreign_controls, screen_output

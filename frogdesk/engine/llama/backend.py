@@ -11,6 +11,14 @@ from pathlib import Path
 
 import llama_cpp
 
+from frogdesk.engine.chat import (
+    BackendInfo,
+    EngineEvent,
+    Finished,
+    GenerationSettings,
+    Message,
+    ToolSchema,
+)
 from frogdesk.engine.llama.choice import DrafterChoice
 from frogdesk.engine.llama.context import DecodeError, LlamaContext
 from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
@@ -26,14 +34,6 @@ from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.llama.transcript import TokenTranscript
 from frogdesk.engine.template import ChatTemplate, TemplateError
 from frogdesk.engine.toolcall.detect import choose_dialect
-from frogdesk.engine.types import (
-    BackendInfo,
-    EngineEvent,
-    Finished,
-    GenerationSettings,
-    Message,
-    ToolSchema,
-)
 
 _FILE_LOG = logging.getLogger("frogdesk.llama")
 

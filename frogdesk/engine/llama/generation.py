@@ -7,13 +7,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 
-from frogdesk.engine.llama.context import DecodeError
-from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
-from frogdesk.engine.llama.sampling import GrammarUse, Pick, Sampler, resolve
-from frogdesk.engine.llama.sequence import LlamaSequence
-from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect
-from frogdesk.engine.toolcall.grammar import trigger_pattern
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     Decoded,
     EngineEvent,
     Finished,
@@ -24,6 +18,12 @@ from frogdesk.engine.types import (
     ToolSchema,
     Usage,
 )
+from frogdesk.engine.llama.context import DecodeError
+from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
+from frogdesk.engine.llama.sampling import GrammarUse, Pick, Sampler, resolve
+from frogdesk.engine.llama.sequence import LlamaSequence
+from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect
+from frogdesk.engine.toolcall.grammar import trigger_pattern
 
 THINK_CLOSE = "</think>"
 GREEDY_TIE_FRACTION = 0.04

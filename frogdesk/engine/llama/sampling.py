@@ -10,9 +10,9 @@ from typing import Any, NamedTuple
 import llama_cpp
 import numpy as np
 
+from frogdesk.engine.chat import GenerationSettings
 from frogdesk.engine.llama.model import LlamaModel, SamplingDefaults
 from frogdesk.engine.toolcall.grammar import ToolGrammar
-from frogdesk.engine.types import GenerationSettings
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 """llama_token_data's layout."""

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from frogdesk.engine.chat import Message, ToolSchema
 from frogdesk.engine.template import ChatTemplate, TemplateError
-from frogdesk.engine.types import Message, ToolSchema
 
 _STUB_QUERY = Message(role="user", content="FrogDeskStubQuery")
 _STUB_MARK = "FrogDeskStubReply"

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import llama_cpp
 
+from frogdesk.engine.chat import EngineEvent, GenerationSettings, Message, ToolSchema
 from frogdesk.engine.llama.backend import LlamaBackend, model_template
 from frogdesk.engine.llama.batch import BatchScheduler, BatchStats, SequenceContext
 from frogdesk.engine.llama.context import LlamaContext
@@ -27,7 +28,6 @@ from frogdesk.engine.llama.segments import reply_closing
 from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.llama.transcript import TokenTranscript
 from frogdesk.engine.toolcall.detect import choose_dialect
-from frogdesk.engine.types import EngineEvent, GenerationSettings, Message, ToolSchema
 
 
 class SharedLlama:

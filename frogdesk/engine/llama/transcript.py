@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from frogdesk.engine.types import Message
+from frogdesk.engine.chat import Message
 
 
 def same_message(ours: Message, theirs: Message) -> bool:

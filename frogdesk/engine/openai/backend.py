@@ -13,6 +13,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from frogdesk.engine.chat import (
+    BackendInfo,
+    EngineEvent,
+    Finished,
+    GenerationSettings,
+    Message,
+    ToolCallError,
+    ToolCallEvent,
+    ToolSchema,
+)
 from frogdesk.engine.estimate import estimate_prompt_tokens
 from frogdesk.engine.openai.stream import (
     ChunkAssembler,
@@ -25,16 +35,6 @@ from frogdesk.engine.openai.stream import (
     whole_reply_payload,
 )
 from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect
-from frogdesk.engine.types import (
-    BackendInfo,
-    EngineEvent,
-    Finished,
-    GenerationSettings,
-    Message,
-    ToolCallError,
-    ToolCallEvent,
-    ToolSchema,
-)
 from frogdesk.errors import FrogDeskError
 
 VENDOR_TEMPERATURE = 0.6

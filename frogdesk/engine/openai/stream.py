@@ -7,16 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect, ToolCallParser
-from frogdesk.engine.toolcall.scan import CALL_OPEN, THINK_CLOSE
-from frogdesk.engine.toolcall.values import (
-    NotJson,
-    ToolSpec,
-    check_arguments,
-    load_json,
-    tool_specs,
-)
-from frogdesk.engine.types import (
+from frogdesk.engine.chat import (
     EngineEvent,
     FinishReason,
     ReasoningDelta,
@@ -25,6 +16,15 @@ from frogdesk.engine.types import (
     ToolCallEvent,
     ToolSchema,
     Usage,
+)
+from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect, ToolCallParser
+from frogdesk.engine.toolcall.scan import CALL_OPEN, THINK_CLOSE
+from frogdesk.engine.toolcall.values import (
+    NotJson,
+    ToolSpec,
+    check_arguments,
+    load_json,
+    tool_specs,
 )
 
 _FINISH: dict[str, FinishReason] = {

@@ -12,10 +12,10 @@ import json
 import re
 from dataclasses import dataclass
 
+from frogdesk.engine.chat import Message, ToolCall, ToolSchema
 from frogdesk.engine.template import ChatTemplate, TemplateError
 from frogdesk.engine.toolcall.dialect import HERMES, XML, ToolCallDialect
 from frogdesk.engine.toolcall.values import NotJson, load_json
-from frogdesk.engine.types import Message, ToolCall, ToolSchema
 
 PROBE_TOOL = "frogdesk_probe"
 _PROBE_QUERY = "FrogDeskProbeQuery"

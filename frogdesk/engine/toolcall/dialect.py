@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from frogdesk.engine.chat import EngineEvent, ToolCall, ToolSchema
 from frogdesk.engine.toolcall.grammar import CALL_TRIGGER, ToolGrammar, tool_call_grammar
 from frogdesk.engine.toolcall.hermes import HermesToolParser, render_tool_call_hermes
 from frogdesk.engine.toolcall.hermes_grammar import hermes_call_grammar
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser, render_tool_call_xml
-from frogdesk.engine.types import EngineEvent, ToolCall, ToolSchema
 
 QWEN3_CODER_XML = "qwen3_coder_xml"
 HERMES_JSON = "hermes_json"

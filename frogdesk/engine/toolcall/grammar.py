@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from frogdesk.engine.chat import ToolSchema
 from frogdesk.engine.toolcall.values import ToolSpec, tool_specs
-from frogdesk.engine.types import ToolSchema
 
 PARAM_CLOSE = "</parameter>"
 CALL_TRIGGER = "<tool_call>"

@@ -22,6 +22,16 @@ from dataclasses import replace
 from enum import Enum
 from typing import Any
 
+from frogdesk.engine.chat import (
+    ContentDelta,
+    EngineEvent,
+    ReasoningDelta,
+    Recovered,
+    ToolCall,
+    ToolCallError,
+    ToolCallEvent,
+    ToolSchema,
+)
 from frogdesk.engine.toolcall.hermes_scan import (
     CALL_CLOSE,
     CALL_OPEN,
@@ -34,16 +44,6 @@ from frogdesk.engine.toolcall.hermes_scan import (
 )
 from frogdesk.engine.toolcall.scan import THINK_CLOSE, THINK_OPEN, Drift
 from frogdesk.engine.toolcall.values import ToolSpec, check_arguments, tool_specs
-from frogdesk.engine.types import (
-    ContentDelta,
-    EngineEvent,
-    ReasoningDelta,
-    Recovered,
-    ToolCall,
-    ToolCallError,
-    ToolCallEvent,
-    ToolSchema,
-)
 
 FORM = '<tool_call>\n{"name": NAME, "arguments": {...}}\n</tool_call>'
 """The form the error messages show the model."""

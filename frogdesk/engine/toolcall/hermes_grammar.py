@@ -6,9 +6,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from frogdesk.engine.chat import ToolSchema
 from frogdesk.engine.toolcall.grammar import CALL_TRIGGER, ToolGrammar
 from frogdesk.engine.toolcall.values import ToolSpec, tool_specs
-from frogdesk.engine.types import ToolSchema
 
 _JSON_RULES = r"""json-value ::= json-object | json-array | json-string | json-number | "true" | "false" | "null"
 json-object ::= "{" ws ( json-string ws ":" ws json-value ( ws "," ws json-string ws ":" ws json-value )* )? ws "}"

@@ -27,6 +27,16 @@ import json
 from collections.abc import Sequence
 from enum import Enum
 
+from frogdesk.engine.chat import (
+    ContentDelta,
+    EngineEvent,
+    ReasoningDelta,
+    Recovered,
+    ToolCall,
+    ToolCallError,
+    ToolCallEvent,
+    ToolSchema,
+)
 from frogdesk.engine.toolcall.calls import BareCall, Outcome, Verdict, WrappedCall
 from frogdesk.engine.toolcall.scan import (
     CALL_CLOSE,
@@ -47,16 +57,6 @@ from frogdesk.engine.toolcall.values import (
     build_arguments,
     strip_one_newline,
     tool_specs,
-)
-from frogdesk.engine.types import (
-    ContentDelta,
-    EngineEvent,
-    ReasoningDelta,
-    Recovered,
-    ToolCall,
-    ToolCallError,
-    ToolCallEvent,
-    ToolSchema,
 )
 
 

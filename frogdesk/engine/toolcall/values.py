@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from frogdesk.engine.types import ToolSchema
+from frogdesk.engine.chat import ToolSchema
 
 _INTEGER = re.compile(r"[+-]?\d+")
 _TYPE_ORDER = ("null", "boolean", "integer", "number", "object", "array", "string")

@@ -15,10 +15,10 @@ import frogdesk
 from frogdesk.sandbox.confine import Confinement
 from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.limits import run_limited
-from frogdesk.sandbox.objects import run_and_sync
 from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.process import run_process_tree
 from frogdesk.sandbox.shells.protocol import SandboxLevel, ShellResult
+from frogdesk.sandbox.synced import run_and_sync
 
 
 @dataclass(frozen=True)

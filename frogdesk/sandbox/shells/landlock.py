@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 from frogdesk.sandbox.confine import Confinement, readable_roots
-from frogdesk.sandbox.gitrun import run_git
 from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.shells.base import Launch, SandboxShell, supervisor_launch
 from frogdesk.sandbox.shells.protocol import SandboxLevel
+from frogdesk.worktree.git import run_git
 
 PARTIAL_NOTICE = (
     "Partial sandbox (Landlock): commands cannot write outside the session worktree, open "

@@ -19,7 +19,7 @@ from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
 from frogdesk.core.chooser import local_choices, pull_row, remote_choices, session_repo
-from frogdesk.core.models import progress_line
+from frogdesk.core.model_ops import progress_line
 from frogdesk.models.download import DownloadCancelled, Progress
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import hub_token
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from frogdesk.models.catalog import CatalogRow
     from frogdesk.models.hub import RepoListing
     from frogdesk.models.local import LocalModel
-    from frogdesk.models.switch import SwitchPlan
+    from frogdesk.models.move_cost import SwitchPlan
 
 PriceSwitch = Callable[[Path], "SwitchPlan"]
 """Prices moving the session to the model at a path (the core's `price_switch`; blocking)."""

@@ -19,7 +19,7 @@ from frogdesk.core.ports import AgentSession, Workbench
 from frogdesk.core.status import ending_words, status_words
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage, ToolFinished
 from frogdesk.leaf.records import add_drafts
-from frogdesk.models.switch import SwitchPlan
+from frogdesk.models.move_cost import SwitchPlan
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.bindings import session_bindings
 from frogdesk.tui.gil import decode_switch_interval

@@ -17,7 +17,7 @@ from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
 from frogdesk.core.chooser import hub_choices, pull_row
-from frogdesk.core.models import load_backend, progress_line
+from frogdesk.core.model_ops import load_backend, progress_line
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.models.download import DownloadCancelled, Progress
 from frogdesk.models.errors import ModelError
@@ -34,7 +34,7 @@ from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, warnin
 from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
-    from frogdesk.engine.types import Backend
+    from frogdesk.engine.chat import Backend
     from frogdesk.models.catalog import CatalogRow
     from frogdesk.models.hub import RepoListing
 

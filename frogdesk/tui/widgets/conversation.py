@@ -7,7 +7,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Collapsible, Markdown, Static
 
 from frogdesk.core.status import ending_words
-from frogdesk.engine.types import ContentDelta, ReasoningDelta
+from frogdesk.engine.chat import ContentDelta, ReasoningDelta
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import (
     LoopEvent,

@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.inert import inert_line
 from frogdesk.tui.untrusted import plain_block, plain_line
 from frogdesk.tui.widgets.diffs import diff_syntax, edit_diff

@@ -10,7 +10,7 @@ from frogdesk.config import Settings
 from frogdesk.engine.estimate import estimate_prompt_tokens
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.schemas import tool_schemas
-from frogdesk.models.switch import SwitchPlan, plan_switch
+from frogdesk.models.move_cost import SwitchPlan, plan_switch
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
 from frogdesk.sessions.parts import BackendFactory

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from frogdesk.sandbox.watcher import RepoWatcher
+from frogdesk.worktree.watcher import RepoWatcher
 from tests.support.gitutil import git
 
 
@@ -49,11 +49,11 @@ def test_nothing_recorded_after_stop(repo: Path) -> None:
 
 
 def test_missing_folder_is_a_clear_error(tmp_path: Path) -> None:
-    from frogdesk.sandbox.errors import SandboxError
+    from frogdesk.worktree.errors import WorktreeError
 
     try:
         RepoWatcher(tmp_path / "gone").start()
-    except SandboxError as exc:
+    except WorktreeError as exc:
         assert "cannot watch" in str(exc)
     else:
-        raise AssertionError("expected SandboxError")
+        raise AssertionError("expected WorktreeError")

@@ -13,10 +13,11 @@ import pytest
 
 from frogdesk.sandbox.confine import landlock_abi, landlock_missing
 from frogdesk.sandbox.levels import ShellChoice, choose_shell
-from frogdesk.sandbox.objects import ObjectRoute, SyncReport, run_and_sync, sync_objects
 from frogdesk.sandbox.shells.bwrap import find_bwrap
 from frogdesk.sandbox.shells.protocol import ShellResult
-from frogdesk.sandbox.worktree import Worktree
+from frogdesk.sandbox.synced import run_and_sync
+from frogdesk.worktree.checkout import Worktree
+from frogdesk.worktree.objects import ObjectRoute, SyncReport, sync_objects
 from tests.support.gitutil import git
 
 CONFINED = ["bwrap", "landlock"]
@@ -280,7 +281,7 @@ def test_linked_fan_out_and_pack_folders_are_never_entered(
 ) -> None:
     # Links into the user's own store, named as git would name the private folders: a sync
     # that went through them would find the user's objects "already there" and remove them.
-    from frogdesk.sandbox import beneath
+    from frogdesk import beneath
 
     if openat2 and not beneath.has_openat2():
         pytest.skip("this kernel has no openat2")

@@ -9,7 +9,7 @@ from typing import Any
 
 from frogdesk.config import Settings
 from frogdesk.engine.backends import make_backend
-from frogdesk.engine.types import Backend
+from frogdesk.engine.chat import Backend
 from frogdesk.models.catalog import CatalogRow
 from frogdesk.models.download import Progress
 from frogdesk.quantcheck.files import latest_result

@@ -17,7 +17,7 @@ from typing import Any
 
 from frogdesk.config import Settings
 from frogdesk.durable import sweep_tree
-from frogdesk.engine.types import Message
+from frogdesk.engine.chat import Message
 from frogdesk.errors import DiskFullError, FrogDeskError
 from frogdesk.leaf.events import LoopEvent, Notice
 from frogdesk.leaf.loop import LoopConfig, run_loop
@@ -26,15 +26,8 @@ from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.paths import AppPaths
-from frogdesk.sandbox.errors import TamperedWorktree
-from frogdesk.sandbox.worktree import (
-    Worktree,
-    create_worktree,
-    discard_worktree,
-    find_repo_root,
-    load_worktree,
-)
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
+from frogdesk.sessions.move import ModelSwitch, price_switch
 from frogdesk.sessions.parts import (
     BackendFactory,
     ShellFactory,
@@ -54,8 +47,15 @@ from frogdesk.sessions.store import (
     is_full_disk,
     new_session_id,
 )
-from frogdesk.sessions.switch import ModelSwitch, price_switch
 from frogdesk.sessions.watch import UserChangeLog
+from frogdesk.worktree.checkout import (
+    Worktree,
+    create_worktree,
+    discard_worktree,
+    find_repo_root,
+    load_worktree,
+)
+from frogdesk.worktree.errors import TamperedWorktree
 
 
 @dataclass(frozen=True)

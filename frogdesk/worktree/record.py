@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.durable import atomic_write_text
-from frogdesk.sandbox.errors import TamperedWorktree
+from frogdesk.worktree.errors import TamperedWorktree
 
 SIDECAR_SUFFIX = ".frogdesk.json"
 WORKTREE_CONFIG = "config.worktree"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.sandbox import beneath
+from frogdesk import beneath
 
 
 @pytest.fixture(params=["openat2", "walk"])

@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from frogdesk.sandbox.errors import BareRepository, NotAGitRepository, SandboxError
-from frogdesk.sandbox.gitrun import GitError, git_out
-from frogdesk.sandbox.wtrecord import (
+from frogdesk.worktree.errors import BareRepository, NotAGitRepository, WorktreeError
+from frogdesk.worktree.git import GitError, git_out
+from frogdesk.worktree.record import (
     SIDECAR_SUFFIX,
     WORKTREE_CONFIG,
     Worktree,
@@ -64,11 +64,11 @@ _CHECKOUT_CONFIG = ("filter.lfs.process=", "filter.lfs.smudge=cat", "filter.lfs.
 
 
 def _run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None) -> str:
-    """Run hardened git in cwd; raise SandboxError with git's message."""
+    """Run hardened git in cwd; raise WorktreeError with git's message."""
     try:
         out = git_out(cwd, args, env={**_IDENTITY, **(env or {})}, config=_CHECKOUT_CONFIG)
     except GitError as exc:
-        raise SandboxError(f"{exc} (in {cwd})") from None
+        raise WorktreeError(f"{exc} (in {cwd})") from None
     return out.decode("utf-8", "surrogateescape")
 
 
@@ -76,7 +76,7 @@ def find_repo_root(path: Path) -> Path:
     """The top of the working tree containing path; NotAGitRepository or BareRepository otherwise."""
     path = Path(path).resolve()
     if not path.exists():
-        raise SandboxError(f"{path} does not exist")
+        raise WorktreeError(f"{path} does not exist")
     folder = path if path.is_dir() else path.parent
     try:
         bare, inside = git_out(
@@ -97,7 +97,7 @@ def find_repo_root(path: Path) -> Path:
 def _head_commit(repo_root: Path) -> str | None:
     try:
         return _run_git(repo_root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").strip()
-    except SandboxError:
+    except WorktreeError:
         return None  # a repository with no commits yet
 
 
@@ -137,7 +137,7 @@ def _check_name(name: str) -> None:
         or "\0" in name
         or name.endswith((SIDECAR_SUFFIX, PRIVATE_SUFFIX))
     ):
-        raise SandboxError(f"invalid worktree name {name!r}: use a plain file name")
+        raise WorktreeError(f"invalid worktree name {name!r}: use a plain file name")
 
 
 def session_private_dir(wt: Worktree) -> Path:
@@ -160,10 +160,10 @@ def _record_git_dirs(repo_root: Path, path: Path) -> tuple[Path, Path, str]:
     ).resolve()
     text = (path / ".git").read_text(encoding="utf-8").strip()
     if not text.startswith("gitdir:"):
-        raise SandboxError(f"git made {path / '.git'} without a gitdir line")
+        raise WorktreeError(f"git made {path / '.git'} without a gitdir line")
     admin = (path / text.removeprefix("gitdir:").strip()).resolve()
     if admin.parent != common / "worktrees":
-        raise SandboxError(f"git put the worktree's admin folder at {admin}, not in {common}")
+        raise WorktreeError(f"git put the worktree's admin folder at {admin}, not in {common}")
     config = admin / WORKTREE_CONFIG
     if not config.exists():
         # An empty one changes nothing for git, and can then be mounted read-only.
@@ -177,12 +177,12 @@ def create_worktree(repo: Path, worktrees_dir: Path, name: str) -> Worktree:
     repo_root = find_repo_root(repo)
     worktrees_dir = Path(worktrees_dir).resolve()
     if worktrees_dir == repo_root or worktrees_dir.is_relative_to(repo_root):
-        raise SandboxError(
+        raise WorktreeError(
             f"the worktrees folder {worktrees_dir} must be outside the repository {repo_root}"
         )
     path = worktrees_dir / name
     if path.exists() or _sidecar(path).exists():
-        raise SandboxError(f"a worktree named {name!r} already exists in {worktrees_dir}")
+        raise WorktreeError(f"a worktree named {name!r} already exists in {worktrees_dir}")
     base = snapshot_commit(repo_root)
     worktrees_dir.mkdir(parents=True, exist_ok=True)
     common = repo_root / ".git"  # replaced by what git reports once the worktree exists
@@ -211,14 +211,14 @@ def create_worktree(repo: Path, worktrees_dir: Path, name: str) -> Worktree:
 def load_worktree(worktrees_dir: Path, name: str, *, check: bool = True) -> Worktree:
     """The worktree recorded as worktrees_dir/name (to resume a session).
 
-    SandboxError if it is gone; TamperedWorktree if its git metadata no longer matches
+    WorktreeError if it is gone; TamperedWorktree if its git metadata no longer matches
     the record (the sandbox wrote it), unless check=False (to discard it).
     """
     _check_name(name)
     path = Path(worktrees_dir).resolve() / name
     wt = _read_sidecar(_sidecar(path))
     if wt is None or not path.is_dir():
-        raise SandboxError(f"no worktree named {name!r} in {worktrees_dir}")
+        raise WorktreeError(f"no worktree named {name!r} in {worktrees_dir}")
     if check:
         verified(wt)
     return wt
@@ -226,7 +226,7 @@ def load_worktree(worktrees_dir: Path, name: str, *, check: bool = True) -> Work
 
 def _prune_registrations(repo_root: Path) -> None:
     # The repository itself may be gone or broken; then nothing of ours is left to prune.
-    with contextlib.suppress(SandboxError):
+    with contextlib.suppress(WorktreeError):
         _run_git(repo_root, "worktree", "prune")
 
 
@@ -240,12 +240,12 @@ def discard_worktree(wt: Worktree) -> None:
     if registered and wt.path.exists():
         try:
             _run_git(wt.repo_root, "worktree", "remove", "--force", "--force", str(wt.path))
-        except SandboxError:
+        except WorktreeError:
             registered = False  # fall back to deleting by hand, then prune
     if wt.path.exists():
         shutil.rmtree(wt.path, ignore_errors=True)
     if wt.path.exists():
-        raise SandboxError(f"could not remove the worktree folder {wt.path}")
+        raise WorktreeError(f"could not remove the worktree folder {wt.path}")
     if wt.git_dir.parent == wt.common_dir / "worktrees" and not wt.git_dir.is_symlink():
         shutil.rmtree(wt.git_dir, ignore_errors=True)
     shutil.rmtree(session_private_dir(wt), ignore_errors=True)
@@ -281,7 +281,7 @@ def _is_stale(wt: Worktree) -> bool:
         return True
     try:
         return wt.path.resolve() not in _registered_paths(wt.repo_root)
-    except SandboxError:
+    except WorktreeError:
         return True  # the repository is gone or no longer a repository
 
 
@@ -321,7 +321,7 @@ def prune_stale(
             sidecar.unlink(missing_ok=True)
             removed.append(wt.name)
         elif orphaned is not None and orphaned(wt):
-            with contextlib.suppress(SandboxError):
+            with contextlib.suppress(WorktreeError):
                 discard_worktree(wt)
                 removed.append(wt.name)
     return removed

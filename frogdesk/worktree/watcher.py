@@ -11,8 +11,8 @@ from pathlib import Path, PurePosixPath
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.gitrun import GitError, run_git
+from frogdesk.worktree.errors import WorktreeError
+from frogdesk.worktree.git import GitError, run_git
 
 
 class _Collector(FileSystemEventHandler):
@@ -47,17 +47,17 @@ class RepoWatcher:
         self._observer: Observer | None = None  # type: ignore[valid-type]
 
     def start(self) -> None:
-        """Begin watching (recursively); SandboxError if the folder cannot be watched."""
+        """Begin watching (recursively); WorktreeError if the folder cannot be watched."""
         if self._observer is not None:
             return
         if not self.repo_root.is_dir():
-            raise SandboxError(f"cannot watch {self.repo_root}: not a folder")
+            raise WorktreeError(f"cannot watch {self.repo_root}: not a folder")
         observer = Observer()
         observer.schedule(_Collector(self), str(self.repo_root), recursive=True)
         try:
             observer.start()
         except OSError as exc:
-            raise SandboxError(f"cannot watch {self.repo_root}: {exc}") from None
+            raise WorktreeError(f"cannot watch {self.repo_root}: {exc}") from None
         self._observer = observer
 
     def stop(self) -> None:

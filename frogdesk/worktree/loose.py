@@ -13,7 +13,7 @@ import os
 import secrets
 import zlib
 
-from frogdesk.sandbox.beneath import fd_path, makedirs_beneath, opened
+from frogdesk.beneath import fd_path, makedirs_beneath, opened
 
 _OBJECT_TYPES = {b"blob", b"tree", b"commit", b"tag"}
 _CHUNK = 1 << 16

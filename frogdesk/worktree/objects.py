@@ -21,20 +21,18 @@ import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from frogdesk.sandbox.beneath import (
+from frogdesk.beneath import (
     DIR_FLAGS,
     EscapeError,
     open_beneath,
     open_root,
     opened,
 )
-from frogdesk.sandbox.gitrun import run_git
-from frogdesk.sandbox.loose import exists_at, move_loose
-from frogdesk.sandbox.shells.protocol import ShellResult
+from frogdesk.worktree.git import run_git
+from frogdesk.worktree.loose import exists_at, move_loose
 
 _HEX_DIR = re.compile(r"[0-9a-f]{2}")
 _HEX = re.compile(r"[0-9a-f]+")
@@ -321,25 +319,9 @@ def sync_notice(report: SyncReport) -> str:
     return "\n".join(lines)
 
 
-def _safe_sync(route: ObjectRoute) -> SyncReport:
+def safe_sync(route: ObjectRoute) -> SyncReport:
     """sync_objects, with a failure to read the private store reported instead of raised."""
     try:
         return sync_objects(route)
     except OSError as exc:
         return SyncReport(errors=(str(exc),))
-
-
-def run_and_sync(route: ObjectRoute | None, run: Callable[[], ShellResult]) -> ShellResult:
-    """Run a command, then move its objects into the user's store, however the command ended."""
-    if route is None:
-        return run()
-    _safe_sync(route)  # leftovers of an interrupted earlier run
-    try:
-        result = run()
-    finally:
-        report = _safe_sync(route)
-    notice = sync_notice(report)
-    if not notice:
-        return result
-    stderr = result.stderr + ("\n" if result.stderr and not result.stderr.endswith("\n") else "")
-    return replace(result, stderr=stderr + notice + "\n")

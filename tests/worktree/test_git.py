@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.sandbox.errors import TamperedWorktree
-from frogdesk.sandbox.gitrun import git_out, run_git
-from frogdesk.sandbox.worktree import Worktree, discard_worktree, load_worktree
-from frogdesk.sandbox.wtrecord import WORKTREE_CONFIG, recorded_paths, tampering
+from frogdesk.worktree.checkout import Worktree, discard_worktree, load_worktree
+from frogdesk.worktree.errors import TamperedWorktree
+from frogdesk.worktree.git import git_out, run_git
+from frogdesk.worktree.record import WORKTREE_CONFIG, recorded_paths, tampering
 from tests.support.gitutil import git
 
 

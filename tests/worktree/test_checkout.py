@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.sandbox.errors import BareRepository, NotAGitRepository, SandboxError
-from frogdesk.sandbox.worktree import (
+from frogdesk.worktree.checkout import (
     create_worktree,
     discard_worktree,
     find_repo_root,
@@ -20,6 +19,7 @@ from frogdesk.sandbox.worktree import (
     prune_stale,
     snapshot_commit,
 )
+from frogdesk.worktree.errors import BareRepository, NotAGitRepository, WorktreeError
 from tests.support.gitutil import git
 
 
@@ -137,17 +137,17 @@ def test_bare_repository_is_refused(tmp_path: Path, worktrees_dir: Path) -> None
 def test_missing_path_and_bad_names_are_refused(
     repo: Path, worktrees_dir: Path, tmp_path: Path
 ) -> None:
-    with pytest.raises(SandboxError, match="does not exist"):
+    with pytest.raises(WorktreeError, match="does not exist"):
         find_repo_root(tmp_path / "nowhere")
     for bad in ["", "a/b", "..", ".hidden", "x.sandbox", "x.frogdesk.json"]:
-        with pytest.raises(SandboxError, match="invalid worktree name"):
+        with pytest.raises(WorktreeError, match="invalid worktree name"):
             create_worktree(repo, worktrees_dir, bad)
-    with pytest.raises(SandboxError, match="outside the repository"):
+    with pytest.raises(WorktreeError, match="outside the repository"):
         create_worktree(repo, repo / "worktrees", "s1")
 
 
 def test_duplicate_name_is_refused(worktree: object, repo: Path, worktrees_dir: Path) -> None:
-    with pytest.raises(SandboxError, match="already exists"):
+    with pytest.raises(WorktreeError, match="already exists"):
         create_worktree(repo, worktrees_dir, "session-1")
 
 
@@ -243,7 +243,7 @@ def test_list_load_and_discard(repo: Path, worktrees_dir: Path) -> None:
     assert load_worktree(worktrees_dir, "b") == b
     discard_worktree(a)
     assert list_worktrees(repo) == [b]
-    with pytest.raises(SandboxError, match="no worktree named"):
+    with pytest.raises(WorktreeError, match="no worktree named"):
         load_worktree(worktrees_dir, "a")
     discard_worktree(b)
     discard_worktree(b)  # twice is harmless

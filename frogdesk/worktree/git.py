@@ -7,8 +7,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from frogdesk.sandbox.errors import GitError
-from frogdesk.sandbox.wtrecord import GitPaths, recorded_paths
+from frogdesk.worktree.errors import GitError
+from frogdesk.worktree.record import GitPaths, recorded_paths
 
 __all__ = ["GitError", "GitPaths", "git_argv", "git_env", "git_out", "run_git"]
 

@@ -1,0 +1,1 @@
+"""The git side of a session: its worktree, its record, git itself, object sync and the watcher."""
