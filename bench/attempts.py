@@ -41,6 +41,7 @@ from typing import Any
 
 import llama_cpp
 
+from frogdesk.engine.chat import Finished, GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.batch import SequenceContext
 from frogdesk.engine.llama.context import LlamaContext
@@ -49,7 +50,6 @@ from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.sampling import Sampler
 from frogdesk.engine.llama.shared import SharedLlama
 from frogdesk.engine.template import ChatTemplate
-from frogdesk.engine.types import Finished, GenerationSettings, Message, Reply
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 
 TASK = "The test tests/test_calc.py::test_divide fails with ZeroDivisionError. Fix calc.py."

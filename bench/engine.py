@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from frogdesk.engine.chat import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.sampling import Sampler, resolve
-from frogdesk.engine.types import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 from frogdesk.models.gguf_info import inspect_gguf
 from tests.support.frognano_shape import DEFAULT_CACHE, shaped_model

@@ -30,11 +30,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.choice import DrafterChoice
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.types import GenerationSettings, Message, Reply
 
 PROSE = (
     "Explain how a hash map handles collisions, and when you would choose open "

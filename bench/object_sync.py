@@ -26,8 +26,8 @@ def main() -> int:
     args = parser.parse_args()
 
     from frogdesk.sandbox.levels import choose_shell, detect
-    from frogdesk.sandbox.objects import ObjectRoute, sync_objects
-    from frogdesk.sandbox.worktree import create_worktree
+    from frogdesk.worktree.checkout import create_worktree
+    from frogdesk.worktree.objects import ObjectRoute, sync_objects
 
     base = Path(tempfile.mkdtemp(prefix="frogdesk-bench-", dir="/var/tmp"))
     try:

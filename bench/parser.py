@@ -23,8 +23,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from frogdesk.engine.chat import Reply, ToolCall, ToolSchema
 from frogdesk.engine.toolcall import parser as parser_now
-from frogdesk.engine.types import Reply, ToolCall, ToolSchema
 from frogdesk.leaf.schemas import tool_schemas
 
 MODULES = ("parser", "scan", "values")

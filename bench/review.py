@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from frogdesk.review.apply import apply_hunks
 from frogdesk.review.diff import compute_diff
-from frogdesk.sandbox.worktree import create_worktree
+from frogdesk.worktree.checkout import create_worktree
 
 T = TypeVar("T")
 

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from frogdesk.sandbox.worktree import create_worktree, discard_worktree
+from frogdesk.worktree.checkout import create_worktree, discard_worktree
 
 BEFORE = "a110817"
 """The code base before the containment work (its last commit on main)."""
@@ -72,7 +72,7 @@ def measure(repo: Path, work: Path) -> dict[str, float]:
 SHELL_TIMER = """
 import json, os, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
-from frogdesk.sandbox.worktree import create_worktree
+from frogdesk.worktree.checkout import create_worktree
 try:
     from frogdesk.sandbox.levels import choose_shell, detect
 except ImportError:  # the layout before sandbox/select.py was renamed
@@ -122,7 +122,7 @@ import json, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 from frogdesk.leaf.tools import LeafTools
 from frogdesk.review.diff import compute_diff
-from frogdesk.sandbox.worktree import create_worktree
+from frogdesk.worktree.checkout import create_worktree
 runs = int(sys.argv[1])
 root = Path(tempfile.mkdtemp(prefix="frogdesk-bench-tools-"))
 repo = root / "repo"

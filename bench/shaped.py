@@ -27,12 +27,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.log import buffer_sizes
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.types import GenerationSettings, Message, Reply
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import estimate

@@ -22,10 +22,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.types import GenerationSettings, Message, Reply
 
 SETTINGS_FUNCTION = '''\
 def load_settings(path: Path, overrides: dict[str, str] | None = None) -> Settings:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from frogdesk.engine.types import ToolCall
+from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.globwalk import glob_files
 from frogdesk.leaf.runner import ToolRunner
 

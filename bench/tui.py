@@ -25,7 +25,7 @@ from frogdesk.config import Settings
 from frogdesk.core.history import HistoryItem
 from frogdesk.core.ports import ApproveCommand
 from frogdesk.core.workbench import CoreWorkbench
-from frogdesk.engine.types import Backend, GenerationSettings, Message, Reply, Usage
+from frogdesk.engine.chat import Backend, GenerationSettings, Message, Reply, Usage
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
