@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from frogdesk.quantcheck.corpus import default_corpus_dir
 from frogdesk.quantcheck.store import check_dir, load_results
 
 PRECISION_ORDER = (
@@ -152,8 +154,25 @@ def describe_result(result: dict[str, Any] | None) -> str:
     outcomes = result.get("tool_calls")
     if isinstance(outcomes, dict) and (outcomes.get("recovered") or outcomes.get("lost")):
         calls += f" ({outcomes.get('recovered', 0)} recovered, {outcomes.get('lost', 0)} lost)"
+    measured_on = str(result.get("corpus_version", "?"))
+    older = (
+        f", on corpus v{measured_on}: not comparable with v{shipped_corpus_version()} results,"
+        " run `frogdesk models check` again"
+        if measured_on != shipped_corpus_version()
+        else ""
+    )
     return (
         f"KL {result['mean_kl']:.4f} (p99 {result['p99_kl']:.3f}), top-1 "
         f"{100 * result['top1_agreement']:.1f}%, calls {calls} vs {result['reference_quant']}"
-        f" ({str(result['date'])[:10]}, local measurement)"
+        f" ({str(result['date'])[:10]}, local measurement{older})"
     )
+
+
+@functools.cache
+def shipped_corpus_version() -> str:
+    """The version of the corpus shipped with this FrogDesk ("?" when its manifest is unreadable)."""
+    try:
+        manifest = json.loads((default_corpus_dir() / "corpus.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "?"
+    return str(manifest.get("version", "?")) if isinstance(manifest, dict) else "?"

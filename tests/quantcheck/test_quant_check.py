@@ -27,6 +27,7 @@ from frogdesk.quantcheck.files import (
     describe_result,
     latest_result,
     quant_label,
+    shipped_corpus_version,
 )
 from frogdesk.quantcheck.store import (
     ReferenceKey,
@@ -79,12 +80,12 @@ def test_coarser_quant_drifts_more(first_report: CheckReport) -> None:
     assert q8.p99_kl < q4.p99_kl
     assert q4.top1_agreement < q8.top1_agreement <= 1.0
     assert q8.ref_ppl == q4.ref_ppl == by_quant["F16"].ppl
-    assert all(r.tokens == 600 and r.corpus_version == "1" for r in first_report.results)
+    assert all(r.tokens == 600 and r.corpus_version == "2" for r in first_report.results)
 
 
 def test_json_shape(first_report: CheckReport) -> None:
     data = first_report.to_json()
-    assert data["corpus_version"] == "1" and data["reference"].endswith("F16.gguf")
+    assert data["corpus_version"] == "2" and data["reference"].endswith("F16.gguf")
     wanted = {"file", "quant", "mean_kl", "p99_kl", "top1_agreement", "ppl", "ref_ppl",
               "tool_call_fidelity", "tool_calls", "tokens"}  # fmt: skip
     for row in data["results"]:
@@ -197,3 +198,18 @@ def test_a_damaged_checksum_cache_is_rebuilt(tmp_path: Path, damage: str) -> Non
     index.write_text(damage.replace("%s", str(model.resolve())))
     assert file_sha256(model, tmp_path) == expected
     assert json.loads(index.read_text())[str(model.resolve())]["sha256"] == expected
+
+
+def test_a_result_on_an_older_corpus_says_it_is_not_comparable() -> None:
+    result = {
+        "mean_kl": 0.01,
+        "p99_kl": 0.1,
+        "top1_agreement": 0.95,
+        "reference_quant": "Q8_0",
+        "date": "2026-11-30T10:00:00",
+        "tool_call_fidelity": 1.0,
+    }
+    current = describe_result({**result, "corpus_version": shipped_corpus_version()})
+    older = describe_result({**result, "corpus_version": "1"})
+    assert "not comparable" not in current and current.endswith("local measurement)")
+    assert "on corpus v1: not comparable" in older and "models check" in older
