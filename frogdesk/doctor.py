@@ -5,10 +5,13 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import shutil
 import sys
+import tempfile
 import urllib.error
 import urllib.request
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from frogdesk import __version__, config, system
@@ -23,8 +26,11 @@ from frogdesk.sandbox.confine import (
     landlock_refusal,
 )
 from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.levels import detect
+from frogdesk.sandbox.levels import confined_shell, detect
+from frogdesk.sandbox.tool_report import probe_lines, refused_entries
+from frogdesk.sandbox.toolchain import TOOLS, env_folder_names, is_venv, probe_tools
 from frogdesk.sizes import gib
+from frogdesk.worktree.checkout import find_repo_root
 
 PACKAGES = (
     "llama-cpp-python",
@@ -74,6 +80,8 @@ class DoctorReport:
     hub: dict[str, Any]
     running_as_root: bool
     problems: list[str] = field(default_factory=list)
+    toolchain: dict[str, Any] = field(default_factory=dict)
+    """What a session's shell finds (python, pytest, node...) and what it is not shown."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-able data."""
@@ -145,6 +153,74 @@ def landlock_line(landlock: dict[str, Any]) -> str:
     )
 
 
+def repository_envs(settings: config.Settings, cwd: Path | None = None) -> dict[str, Any]:
+    """The environment folders of the repository around cwd that a session would show."""
+    try:
+        root = find_repo_root(cwd or Path.cwd())
+    except Exception:
+        return {}
+    names = env_folder_names(root, settings.visible_ignored, os.environ)
+    found = [
+        f"{name} (virtualenv)" if is_venv(root / name) else name
+        for name in names
+        if (root / name).is_dir() and not (root / name).is_symlink()
+    ]
+    return {"root": str(root), "env_folders": found}
+
+
+def toolchain_status(level: str, settings: config.Settings) -> dict[str, Any]:
+    """Run the tool probe in a shell of the level doctor found, in a scratch folder."""
+    out: dict[str, Any] = {"level": level, **repository_envs(settings)}
+    if level not in ("bwrap", "landlock", "none"):
+        out["error"] = "no shell level is available"
+        return out
+    scratch = Path(tempfile.mkdtemp(prefix="frogdesk-doctor-"))
+    try:
+        work = scratch / "work"
+        work.mkdir()
+        choice = confined_shell(level, work, private_dir=scratch / "private")
+        probe = probe_tools(choice.shell, work)
+        refused = refused_entries(choice.shell)
+        out.update(
+            tools=probe.tools,
+            python_version=probe.python_version,
+            virtual_env=probe.virtual_env,
+            error=probe.error,
+            refused=refused,
+            lines=probe_lines(probe, refused),
+        )
+    except Exception as exc:  # doctor reports, never raises
+        out["error"] = f"{type(exc).__name__}: {exc}"
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return out
+
+
+def toolchain_lines(toolchain: dict[str, Any]) -> list[str]:
+    """doctor's lines for the toolchain: the tools found inside, the repository's folders."""
+    if not toolchain:
+        return []
+    if toolchain.get("error"):
+        lines = [f"shell tools      unknown: {toolchain['error']}"]
+    else:
+        found = []
+        for tool in TOOLS:
+            where = toolchain.get("tools", {}).get(tool)
+            found.append(f"{tool} {where or 'not found'}")
+        version = toolchain.get("python_version")
+        lines = [
+            f"shell tools      at {toolchain['level']}: "
+            + "; ".join(found)
+            + (f" (Python {version})" if version else "")
+        ]
+    if toolchain.get("root"):
+        folders = ", ".join(toolchain.get("env_folders", [])) or "none found"
+        lines.append(
+            f"repository envs  {toolchain['root']}: {folders} (shown read-only to its sessions)"
+        )
+    return lines
+
+
 def hub_status(endpoint: str, timeout: float = 3.0) -> dict[str, Any]:
     """Whether the Hub endpoint answers; offline is a normal answer (HF_HUB_OFFLINE: not asked)."""
     if offline_requested():
@@ -199,6 +275,8 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
     as_root = hasattr(os, "geteuid") and os.geteuid() == 0
     if as_root:
         problems.append("FrogDesk is running as root: a sandbox escape would have root rights")
+    toolchain = toolchain_status(sandbox["level"], settings)
+    problems += toolchain.get("refused", [])
     ram = system.memory()
     endpoint = settings.hf_endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_HUB
     return DoctorReport(
@@ -225,6 +303,7 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
         hub=hub_status(endpoint, timeout=hub_timeout),
         running_as_root=as_root,
         problems=problems,
+        toolchain=toolchain,
     )
 
 
@@ -257,6 +336,7 @@ def format_text(report: DoctorReport) -> str:
         *gpu_lines,
         f"sandbox          {report.sandbox['level']}: {report.sandbox['reason']}",
         landlock_line(report.sandbox["landlock"]),
+        *toolchain_lines(report.toolchain),
         f"config           {report.paths['config_file']} ({'exists' if report.config['exists'] else 'not created yet'}, {config_state})",
         f"data             {report.paths['data_dir']}",
         f"models           {report.paths['hf_cache']} (the Hugging Face cache); imported: {report.paths['models_dir']}",

@@ -6,10 +6,19 @@ import contextlib
 import os
 import stat
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
+from frogdesk.paths import AppPaths
 from frogdesk.sandbox.limits import CommandLimits
+from frogdesk.sandbox.toolchain import (
+    Forbidden,
+    Toolchain,
+    env_folder_names,
+    is_venv,
+    refusal,
+    resolve_toolchain,
+)
 from frogdesk.worktree.checkout import Worktree, session_private_dir
 from frogdesk.worktree.objects import ObjectRoute
 from frogdesk.worktree.record import verified
@@ -136,6 +145,10 @@ class SandboxPolicy:
     """Seconds after which any command is stopped, whatever timeout it asked for."""
     limits: CommandLimits = field(default_factory=CommandLimits)
     """Processes, memory and disk each command may use."""
+    repo_root: Path | None = None
+    """The user's repository (hidden): where editable installs and venv shebangs point."""
+    toolchain: Toolchain | None = None
+    """The developer's PATH, virtualenv and editable installs, as the shell gets them."""
 
     def writable_roots(self) -> list[Path]:
         """Where the session's commands can write on disk (the rest of their world is read-only)."""
@@ -171,6 +184,11 @@ def _views(
         target = worktree.path / rel
         if not source.is_dir() or source.is_symlink():
             continue  # not present in this repository: nothing to show
+        if target.is_symlink():
+            # The landlock level's link from an earlier start (or one the sandbox put there):
+            # the view is still the user's folder. Never listed through the link.
+            views.append(ReadOnlyView(source=source.resolve(), target=target))
+            continue
         if target.exists() and any(target.iterdir()):
             warnings.append(
                 f"{raw} is part of the snapshot already; not replaced by the user's copy"
@@ -226,12 +244,91 @@ def home_view(
             continue
         if folder.is_dir() and not folder.is_symlink() and folder.resolve() not in toolchains:
             toolchains.append(folder.resolve())
+    return tuple(toolchains), credential_masks(user_home, toolchains)
+
+
+def credential_masks(user_home: Path, folders: Sequence[Path]) -> tuple[Path, ...]:
+    """The credential paths that exist inside shown folders, counted from the home and from
+    each folder itself: hidden (bwrap) or left out of the read rules (landlock)."""
+    secrets = [user_home / rel for rel in CREDENTIAL_PATHS]
     masked: list[Path] = []
-    for folder in toolchains:
+    for folder in folders:
         for candidate in (*secrets, *(folder / rel for rel in CREDENTIAL_PATHS)):
             if candidate.is_relative_to(folder) and os.path.lexists(candidate):
                 masked.append(candidate)
-    return tuple(toolchains), tuple(dict.fromkeys(masked))
+    return tuple(dict.fromkeys(masked))
+
+
+def frogdesk_folders() -> tuple[Path, ...]:
+    """FrogDesk's own folders (settings, data with sessions and worktrees, cache, state)."""
+    paths = AppPaths.default()
+    folders = [paths.config_dir, paths.data_dir, paths.cache_dir]
+    if paths.state_dir is not None:
+        folders.append(paths.state_dir)
+    return tuple(Path(os.path.realpath(f)) for f in folders)
+
+
+def developer_toolchain(
+    environ: Mapping[str, str],
+    user_home: Path,
+    home_toolchains: Sequence[Path],
+    *,
+    writable: Sequence[Path],
+    unseen: Sequence[Path] = (),
+    repo_root: Path | None = None,
+    views: Sequence[ReadOnlyView] = (),
+    worktree: Path | None = None,
+) -> tuple[Toolchain, tuple[Path, ...], tuple[Path, ...]]:
+    """The shell's toolchain, every folder to show read-only, and the credentials to mask.
+
+    The home's toolchain folders go through the same refusals as the launch environment's
+    (a `~/go` that holds the repository would show it again).
+    """
+    forbidden = Forbidden(
+        user_home=user_home,
+        repo_root=Path(os.path.realpath(repo_root)) if repo_root is not None else None,
+        own=frogdesk_folders(),
+        writable=tuple(Path(os.path.realpath(w)) for w in writable),
+        secrets=tuple(user_home / rel for rel in CREDENTIAL_PATHS),
+        allowed_in_repo=tuple(view.source for view in views),
+        unseen=(*unseen, Path("/tmp")),
+    )
+    refused: list[str] = []
+    kept: list[Path] = []
+    for folder in home_toolchains:
+        why = refusal(folder, forbidden)
+        if why is None:
+            kept.append(folder)
+        else:
+            refused.append(f"{folder}: not shown in the sandbox ({why})")
+    toolchain = resolve_toolchain(
+        environ,
+        forbidden,
+        repo_venvs=[view.source for view in views if is_venv(view.source)],
+        node_modules=[
+            view.source
+            for view in views
+            if worktree is not None and view.target == worktree / "node_modules"
+        ],
+        worktree=worktree,
+        covered=kept,
+        default_path=DEFAULT_PATH,
+    )
+    if refused:
+        toolchain = replace(toolchain, refused=(*refused, *toolchain.refused))
+    folders = (*kept, *toolchain.folders)
+    return toolchain, folders, credential_masks(user_home, folders)
+
+
+def toolchain_warning(toolchain: Toolchain) -> list[str]:
+    """One line naming what of the launch environment the sandbox does not show, if anything."""
+    if not toolchain.refused:
+        return []
+    return ["Not shown to the sandbox's commands: " + "; ".join(toolchain.refused)]
+
+
+def _with_toolchain(env: dict[str, str], toolchain: Toolchain) -> dict[str, str]:
+    return {**env, "PATH": os.pathsep.join(toolchain.path), **toolchain.env}
 
 
 def build_policy(
@@ -257,10 +354,23 @@ def build_policy(
     tmp.mkdir(parents=True, exist_ok=True)
     objects = ObjectRoute(private=private / "objects", git_dir=paths.common_dir)
     objects.prepare()
-    views, warnings = _views(worktree, visible_ignored)
-    user_home = (Path(user_home) if user_home is not None else Path.home()).resolve()
     environ = os.environ if environ is None else environ
-    toolchains, masked = home_view(user_home, home_toolchains)
+    names = env_folder_names(worktree.repo_root, visible_ignored, environ)
+    views, warnings = _views(worktree, names)
+    user_home = (Path(user_home) if user_home is not None else Path.home()).resolve()
+    home_folders, _ = home_view(user_home, home_toolchains)
+    hidden = hidden_folders(user_home, environ, worktree.repo_root)
+    toolchain, toolchains, masked = developer_toolchain(
+        environ,
+        user_home,
+        home_folders,
+        writable=(worktree.path, paths.git_dir, objects.private, home, tmp),
+        unseen=hidden,
+        repo_root=worktree.repo_root,
+        views=views,
+        worktree=worktree.path,
+    )
+    env = _with_toolchain({**sandbox_env(home, tmp, environ), **objects.env()}, toolchain)
     return SandboxPolicy(
         workdir_root=worktree.path,
         git_readonly=(paths.common_dir,),
@@ -269,14 +379,16 @@ def build_policy(
         masked=masked,
         home=home,
         tmp=tmp,
-        env={**sandbox_env(home, tmp, environ), **objects.env()},
-        warnings=tuple(warnings),
+        env=env,
+        warnings=(*warnings, *toolchain_warning(toolchain)),
         objects=objects,
-        hidden=tuple(hidden_folders(user_home, environ, worktree.repo_root)),
+        hidden=tuple(hidden),
         toolchains=toolchains,
         pointers=tuple(p for p in paths.pointer_files() if p.is_file() and not p.is_symlink()),
         max_timeout=max_timeout,
         limits=limits or CommandLimits(),
+        repo_root=Path(os.path.realpath(worktree.repo_root)),
+        toolchain=toolchain,
     )
 
 
@@ -342,7 +454,11 @@ def folder_policy(
         path.mkdir(parents=True, exist_ok=True)
     environ = os.environ if environ is None else environ
     user_home = (Path(user_home) if user_home is not None else Path.home()).resolve()
-    toolchains, masked = home_view(user_home)
+    home_folders, _ = home_view(user_home)
+    hidden = hidden_folders(user_home, environ)
+    toolchain, toolchains, masked = developer_toolchain(
+        environ, user_home, home_folders, writable=(work, home, tmp), unseen=hidden
+    )
     return SandboxPolicy(
         workdir_root=work,
         git_readonly=(),
@@ -351,9 +467,11 @@ def folder_policy(
         masked=masked,
         home=home,
         tmp=tmp,
-        env=sandbox_env(home, tmp, environ),
-        hidden=tuple(hidden_folders(user_home, environ)),
+        env=_with_toolchain(sandbox_env(home, tmp, environ), toolchain),
+        warnings=tuple(toolchain_warning(toolchain)),
+        hidden=tuple(hidden),
         toolchains=toolchains,
         max_timeout=max_timeout,
         limits=limits or CommandLimits(),
+        toolchain=toolchain,
     )

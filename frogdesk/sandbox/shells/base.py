@@ -19,6 +19,7 @@ from frogdesk.sandbox.policy import SandboxPolicy
 from frogdesk.sandbox.process import run_process_tree
 from frogdesk.sandbox.shells.protocol import SandboxLevel, ShellResult
 from frogdesk.sandbox.synced import run_and_sync
+from frogdesk.sandbox.toolchain import after_profile
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,15 @@ def data_fd(name: str, data: bytes) -> int:
 def supervisor_launch(
     command: str, confinement: Confinement, env: dict[str, str], *, use_cgroup: bool = True
 ) -> Launch:
-    """How to run `/bin/bash -lc COMMAND` under FrogDesk's supervisor.
+    """How to run `/bin/bash -lc COMMAND` under FrogDesk's supervisor (env's PATH and
+    virtualenv set again after the login profile).
 
     The configuration goes on an inherited file descriptor, not the command line: the
     paths a Landlock ruleset lists beside a hidden folder can be thousands (a busy /tmp),
     past what one argument may hold (128 KiB on Linux).
     """
     config = {
-        "argv": ["/bin/bash", "-lc", command],
+        "argv": ["/bin/bash", "-lc", after_profile(command, env)],
         "confinement": confinement.to_json(),
         "parent": os.getpid(),
         "cgroup": use_cgroup,
