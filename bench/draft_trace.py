@@ -145,7 +145,6 @@ def patched() -> Iterator[None]:
     swap(LlamaSequence, "verify", traced_verify)
     swap(LlamaSequence, "settle", traced_settle)
     swap(LlamaSequence, "step", _timed("step", LlamaSequence.step))
-    swap(LlamaSequence, "redecode_alone", _timed("redecode_alone", LlamaSequence.redecode_alone))
     swap(Sampler, "choose", _timed("choose", Sampler.choose))
     swap(Sampler, "sample", _timed("sample", Sampler.sample))
     swap(generation.ReplyStream, "emit", _timed_iter("emit", generation.ReplyStream.emit))
@@ -294,7 +293,6 @@ def main(argv: list[str] | None = None) -> int:
     known = {"edit": edit_messages, "write": write_messages, "free": free_messages}
     off = LlamaBackend(model, replace(options, speculative=False))
     on = LlamaBackend(model, options)
-    on.draft_policy.greedy_drafting = True  # the greedy path is what is traced
     result: dict[str, Any] = {}
     global TRACE
     try:

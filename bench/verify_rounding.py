@@ -19,8 +19,9 @@ logits, as drafting does) mixed with 1-token steps, and reports:
   flash attention off and on, one thread and several, under and over 512 cache cells
   (0.0: bit-identical rows).
 
-The greedy guard in frogdesk/engine/llama/generation.py (GREEDY_TIE_FRACTION) is set from
-these figures with headroom.
+bench/speculative.py's near-tie bound for `identical_or_near_tie` is measured the same way:
+a greedy pick made from a batch row may differ from a 1-token step only where the top two
+tokens lead each other by less than these figures.
 """
 
 from __future__ import annotations

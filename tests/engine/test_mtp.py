@@ -37,8 +37,6 @@ def mtp_backend(mtp_gguf: Path) -> Iterator[LlamaBackend]:
 class AlwaysVerify(DraftPolicy):
     """Verifies every proposal whatever it costs."""
 
-    greedy_drafting = True
-
     def length(self, available: int) -> int:
         """All of them."""
         return min(available, self.max_draft)
@@ -46,8 +44,6 @@ class AlwaysVerify(DraftPolicy):
 
 class AlwaysVerifyChoice(DrafterChoice):
     """The choice among drafters, verifying whatever the chosen one proposes."""
-
-    greedy_drafting = True
 
     def length(self, available: int) -> int:
         """All of them."""

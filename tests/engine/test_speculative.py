@@ -19,6 +19,7 @@ from frogdesk.engine.chat import (
     Reply,
     ToolSchema,
 )
+from frogdesk.engine.llama import drafting
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.drafting import DraftPolicy
@@ -43,7 +44,7 @@ READ_TOOL: ToolSchema = {
         },
     },
 }
-OPTIONS = LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64)
+OPTIONS = LlamaOptions(n_ctx=4096, n_threads=1, n_batch=64)
 
 
 class ScriptedDrafter:
@@ -90,8 +91,6 @@ class RandomDrafter:
 
 class AlwaysVerify(DraftPolicy):
     """Verifies every proposal whatever it costs (to exercise the rollback on every step)."""
-
-    greedy_drafting = True
 
     def length(self, available: int) -> int:
         """All of them."""
@@ -159,8 +158,8 @@ def test_rejected_drafts_leave_no_trace_in_the_hybrid_state(
     drafted, accepted = r.usage.drafted_tokens, r.usage.accepted_tokens
     assert drafted > accepted > 0, "both accepted and rejected drafts"
     assert any(count > 1 for _, count in qwen.transcript.schedule[-20:]), "drafts were batched"
-    # The same tokens as without drafting, and the state holds exactly the kept ones.
-    assert list(qwen.transcript.tokens[prompt_len:]) == reference
+    # The state holds exactly the kept ones (that each one is the model's own pick, and
+    # not necessarily the one decoding alone makes at a near-tie: test_spec_exact.py).
     ours = np.array(qwen.last_logits())
     assert np.abs(ours - replay_logits(qwen)).max() == 0.0
     # The last sampled token, decoded as the next turn would, reads on from the same state.
@@ -317,51 +316,62 @@ def test_a_batch_costs_what_it_did_beside_the_steps_around_it() -> None:
     assert policy.cost(6) > 6
 
 
-def test_close_calls_decoded_again_are_charged_to_drafting() -> None:
-    """Greedy close calls decode batch-made tokens again; when that eats the gain, drafting
-    stops, and it comes back after a stretch of plain steps."""
-
-    def measured() -> DraftPolicy:
-        policy = DraftPolicy()
-        for _ in range(30):
-            policy.timed(1, 0.010)
-            policy.timed(5, 0.020)  # a batch of 5 costs 2 single steps
-        for _ in range(10):
-            policy.score(3, True)  # about 3 of 4 drafted tokens accepted
-        return policy
-
-    # Control: without re-decoding, drafting 4 pays.
-    assert measured().length(4) > 0
-    charged = measured()
-    for _ in range(20):
-        charged.verified()
-        charged.redecoded(4)  # every batch's tokens decoded again
-    assert charged.redecode_charge > 3
-    assert charged.length(4) == 0
-    for _ in range(300):
-        charged.stepped()
-    assert charged.length(4) > 0
-
-
-def test_no_drafting_while_the_model_keeps_hesitating() -> None:
-    """Greedy picks too close to call (each decodes everything since the first batch
-    again): while they are frequent nothing is drafted; after a stretch of sure picks,
-    drafting comes back."""
+def measured_policy() -> DraftPolicy:
+    """A policy whose figures say drafting 4 pays (a batch of 5 costs 2 single steps, about
+    3 of 4 drafted tokens accepted)."""
     policy = DraftPolicy()
     for _ in range(30):
         policy.timed(1, 0.010)
-        policy.timed(6, 0.025)
+        policy.timed(5, 0.020)
     for _ in range(10):
-        policy.score(5, False)
-    for _ in range(50):
-        policy.picked(False)
-    assert policy.length(5) > 0  # control: sure picks, drafting pays
-    policy.picked(True)
-    assert policy.close_share > 0.03
-    assert policy.length(5) == 0
-    for _ in range(30):
-        policy.picked(False)
-    assert policy.length(5) > 0
+        policy.score(3, True)
+    return policy
+
+
+def test_drafting_stops_where_its_measured_cycles_do_not_pay() -> None:
+    """Whatever the cost model says, drafting cycles that made tokens more slowly than plain
+    steps stop drafting for a while (longer after each probe that still does not pay), and
+    cycles that pay bring the short stop back."""
+    policy = measured_policy()
+    assert policy.length(4) > 0  # the model's figures say it pays
+    for _ in range(5):
+        policy.cycle(0, 1, 0.010)  # plain steps: 100 tokens/s
+    for _ in range(drafting.PROBE_CYCLES):
+        policy.cycle(4, 2, 0.040)  # drafting cycles: 50 tokens/s (a loaded machine, say)
+    assert policy.realized == pytest.approx(0.5)
+    assert policy.length(4) == 0 and policy.pauses == 1
+    first = policy.paused
+    assert first == drafting.PAUSE_FIRST
+    for _ in range(first):
+        assert policy.length(4) == 0
+        policy.cycle(0, 1, 0.010)
+    assert policy.length(4) > 0  # probed again
+    for _ in range(drafting.PROBE_CYCLES):
+        policy.cycle(4, 2, 0.040)
+    assert policy.paused == 2 * first  # still not paying: a longer stop
+    for _ in range(2 * first):
+        policy.cycle(0, 1, 0.010)
+    for _ in range(drafting.PROBE_CYCLES):
+        policy.cycle(4, 4, 0.020)  # now it pays (200 tokens/s)
+    assert policy.realized is not None and policy.realized > 1
+    assert policy.paused == 0 and policy.length(4) > 0
+    for _ in range(drafting.PROBE_CYCLES):
+        policy.cycle(4, 1, 0.040)
+    assert policy.paused == drafting.PAUSE_FIRST  # the stops start short again
+
+
+def test_the_longest_stop_is_bounded() -> None:
+    policy = measured_policy()
+    policy.cycle(0, 1, 0.010)
+    for _ in range(20):
+        for _ in range(drafting.PROBE_CYCLES):
+            policy.cycle(4, 1, 0.040)
+        while policy.paused:
+            policy.cycle(0, 1, 0.010)
+    assert policy.pauses == 20
+    for _ in range(drafting.PROBE_CYCLES):
+        policy.cycle(4, 1, 0.040)
+    assert policy.paused == drafting.PAUSE_MAX
 
 
 def test_the_ngram_drafter_proposes_what_followed_and_follows_cuts() -> None:
@@ -393,25 +403,65 @@ def drafted_prose(path: Path, prompt: str, backend: LlamaBackend) -> tuple[list[
     return reference, list(backend.transcript.tokens[prompt_len:])
 
 
-def test_greedy_replies_with_drafts_equal_replies_without(smollm2_gguf: Path) -> None:
-    """SmolLM2 prose (many near-ties) with every step verified in batches: token for token
-    the reply made without drafting, because close greedy calls are made as without it."""
+def top_two_gap(backend: LlamaBackend, position: int) -> float:
+    """The gap between the two largest logits the backend sampled `position` from, over the
+    row's largest |logit|, made again with the backend's own decode calls."""
+    t = backend.transcript
+    fresh = LlamaContext(backend.model, OPTIONS)
+    try:
+        pos = 0
+        for start, count in t.schedule:
+            if pos >= position:
+                break
+            assert start == pos
+            fresh.decode(t.tokens[start : start + count], start)
+            pos += count
+        assert pos == position
+        logits = np.array(fresh.logits())
+        top = np.sort(logits)[-2:]
+        return float((top[1] - top[0]) / np.abs(logits).max())
+    finally:
+        fresh.close()
+
+
+ROUNDING_BOUND = 0.04
+"""How far batch rounding moves a top-two gap, over the row's largest |logit| (2.2% to 2.9%
+measured on SmolLM2 Q4_1 by bench/verify_rounding.py; bench/speculative.py measures it
+again as `rounding_bound`)."""
+
+
+def test_greedy_replies_with_drafts_differ_only_at_near_ties(smollm2_gguf: Path) -> None:
+    """SmolLM2 prose (many near-ties) with every step verified in batches: each reply
+    equals the one made without drafting, or first differs where that reply's top two
+    logits were within the batch-rounding bound."""
+    plain = LlamaBackend(smollm2_gguf, replace(OPTIONS, speculative=False))
     b = LlamaBackend(smollm2_gguf, OPTIONS)
-    fallbacks = 0
     try:
         for prompt in NEAR_TIE_PROMPTS:
-            reference, drafted = drafted_prose(smollm2_gguf, prompt, b)
-            assert drafted == reference, prompt
-            assert b.last_drafts.drafted > 0
-            fallbacks += b.last_drafts.fallbacks
+            messages = [Message("system", "You are a helpful assistant."), Message("user", prompt)]
+            r = generate(plain, messages, max_tokens=64, tools=[])
+            assert r.usage is not None
+            prompt_len = r.usage.prompt_tokens
+            reference = list(
+                plain.transcript.tokens[prompt_len : prompt_len + r.usage.completion_tokens]
+            )
+            b.drafter = ScriptedDrafter(prompt_len, reference, b.model.n_vocab)
+            b.draft_policy = AlwaysVerify()
+            d = generate(b, messages, max_tokens=64, tools=[])
+            assert d.usage is not None and d.usage.drafted_tokens > 0
+            drafted = list(b.transcript.tokens[prompt_len : prompt_len + d.usage.completion_tokens])
+            if drafted != reference:
+                pairs = enumerate(zip(reference, drafted, strict=False))
+                at = next((i for i, (x, y) in pairs if x != y), min(len(reference), len(drafted)))
+                assert top_two_gap(plain, prompt_len + at) <= ROUNDING_BOUND, prompt
     finally:
         b.close()
-    assert fallbacks > 0, "close calls were met and made again without batches"
+        plain.close()
 
 
-def test_greedy_replies_are_not_drafted_unless_asked(smollm2_gguf: Path) -> None:
-    """By default a greedy reply is decoded alone (drafted tokens would all be decoded twice);
-    control: the same copying reply sampled at 0.6 is drafted."""
+def test_greedy_replies_are_drafted(smollm2_gguf: Path) -> None:
+    """Greedy replies are drafted like sampled ones (verification-exact, see
+    ReplyRun._decode_loop): a copying reply is drafted at temperature 0 and at 0.6."""
     messages = [
         Message("system", "You repeat files exactly."),
         Message("user", f"Here is a file:\n{COPY_SOURCE}\nWrite the same file again."),
@@ -419,66 +469,38 @@ def test_greedy_replies_are_not_drafted_unless_asked(smollm2_gguf: Path) -> None
     b = LlamaBackend(smollm2_gguf, OPTIONS)
     try:
         greedy = generate(b, messages, max_tokens=64, tools=[])
-        assert greedy.usage is not None and greedy.usage.drafted_tokens == 0
+        assert greedy.usage is not None and greedy.usage.drafted_tokens > 0
         sampled = generate(b, messages, max_tokens=64, tools=[], temperature=0.6, seed=3)
         assert sampled.usage is not None and sampled.usage.drafted_tokens > 0
     finally:
         b.close()
 
 
-def test_a_later_turn_reads_what_decoding_alone_makes(smollm2_gguf: Path) -> None:
-    """Greedy drafting asked for: the reply's batch-made tokens are decoded again alone when
-    it ends, so the next turn reads the cache a reply without drafting leaves, and its
-    reply and logits equal that run's."""
+def test_a_later_turn_reads_on_from_the_drafted_cache(smollm2_gguf: Path) -> None:
+    """A greedy reply verified in batches keeps its batch-made cache for the next turn (no
+    decoding again alone), and that turn's logits are those of replaying the decode calls
+    the schedule records on a fresh context."""
     first = [
         Message("system", "You repeat files exactly."),
         Message("user", f"Here is a file:\n{COPY_SOURCE}\nWrite the same file again."),
     ]
-    plain = LlamaBackend(smollm2_gguf, replace(OPTIONS, speculative=False))
     b = LlamaBackend(smollm2_gguf, OPTIONS)
     try:
-        reference = generate(plain, first, max_tokens=48, tools=[])
-        assert reference.usage is not None
-        prompt_len = reference.usage.prompt_tokens
-        reply_tokens = list(plain.transcript.tokens[prompt_len:])
+        prompt_len, reply_tokens = reference_reply(smollm2_gguf, first, max_tokens=48, tools=[])
         b.drafter = ScriptedDrafter(prompt_len, reply_tokens, b.model.n_vocab)
         b.draft_policy = AlwaysVerify()
         drafted = generate(b, first, max_tokens=48, tools=[])
         assert drafted.usage is not None and drafted.usage.accepted_tokens > 0
-        assert list(b.transcript.tokens[prompt_len:]) == reply_tokens
-        batched = [n for start, n in b.transcript.schedule if start >= prompt_len]
-        assert max(batched) > 1, "the reply was verified in batches"
-        second = [*first, Message("assistant", reference.content), Message("user", "Shorter.")]
-        b.draft_policy = DraftPolicy()  # greedy: not drafted
+        second = [*first, Message("assistant", drafted.content), Message("user", "Shorter.")]
+        b.draft_policy = DraftPolicy()
         again = generate(b, second, max_tokens=24, tools=[])
-        expected = generate(plain, second, max_tokens=24, tools=[])
-        assert again.finish is not None and expected.finish is not None
-        assert again.finish.raw_tokens == expected.finish.raw_tokens
-        assert np.abs(np.array(b.last_logits()) - np.array(plain.last_logits())).max() == 0.0
-        assert again.usage is not None
+        assert again.usage is not None and again.usage.reused_tokens > prompt_len
         reused = again.usage.reused_tokens
         kept = [n for start, n in b.transcript.schedule if prompt_len <= start < reused]
-        assert kept and set(kept) == {1}, "the kept reply tokens were decoded again alone"
+        assert max(kept) > 1, "the kept reply tokens were not decoded again alone"
+        assert np.abs(np.array(b.last_logits()) - replay_logits(b)).max() == 0.0
     finally:
         b.close()
-        plain.close()
-
-
-def test_without_the_guard_batch_rounding_changes_greedy_replies(
-    smollm2_gguf: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Positive control: trusting every batch row, some of the same replies differ (llama.cpp
-    rounds a multi-token batch differently from a 1-token step on this CPU build)."""
-    import frogdesk.engine.llama.generation as generation
-
-    monkeypatch.setattr(generation, "GREEDY_TIE_FRACTION", 0.0)
-    b = LlamaBackend(smollm2_gguf, OPTIONS)
-    try:
-        outcomes = [drafted_prose(smollm2_gguf, p, b) for p in NEAR_TIE_PROMPTS]
-        assert b.last_drafts.fallbacks == 0
-    finally:
-        b.close()
-    assert any(drafted != reference for reference, drafted in outcomes)
 
 
 def test_the_ngram_drafter_follows_the_occurrence_being_copied() -> None:

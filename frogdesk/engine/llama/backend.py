@@ -266,6 +266,10 @@ class LlamaBackend:
         t.tokens.extend(plan.prompt)
         t.context_key = plan.key
 
+    def watch_prefill(self, heard: Callable[[int, int], None] | None) -> None:
+        """Hear each prompt prefill's progress: (tokens decoded, tokens to decode), per batch."""
+        self.sequence.on_prefill = heard
+
     def catch_up(self, cancel: threading.Event | None = None) -> int:
         """Decode every transcript token not yet evaluated (see `LlamaSequence.catch_up`)."""
         return self.sequence.catch_up(cancel)

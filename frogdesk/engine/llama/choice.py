@@ -103,6 +103,11 @@ class DrafterChoice(DraftPolicy):
     def propose(self, tokens: Sequence[int], limit: int) -> list[int]:
         """A proposal from the drafter most likely to be right now ([] when none pays)."""
         self._settle(tokens)
+        if self.paused:
+            # Drafting did not pay lately (see `DraftPolicy.cycle`): no drafter is run, not
+            # even for a probe, until the stop is over.
+            self.name = ""
+            return []
         ranked = sorted(self.drafters, key=lambda d: self._scores[d.name].acceptance, reverse=True)
         for drafter in ranked:
             self.name = drafter.name

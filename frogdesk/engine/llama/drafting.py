@@ -12,18 +12,14 @@ PRIOR_ACCEPTANCE = 0.5
 """Acceptance assumed before any draft was scored."""
 DECAY = 0.9
 """Weight of the past in the running acceptance and cost figures (per scored draft token)."""
-CLOSE_DECAY = 0.95
-"""Weight of the past in the running share of greedy picks too close to call (per pick)."""
-CLOSE_LIMIT = 0.03
-"""Above this running share of close greedy picks nothing is drafted (greedy replies are
-drafted only when `DraftPolicy.greedy_drafting` asks for it). A close call decodes again
-every token since the reply's first batch, so a draft pays only if no close call follows
-it soon; where the model keeps hesitating (SmolLM2 making up the numbers of lines it
-repeats: 19 close picks in 300 tokens, spread to the end) every drafted stretch is
-decoded twice."""
-REDECODE_FORGET = 0.99
-"""Per plain step, how much of the re-decoding charge is kept while nothing is drafted (so
-drafting is tried again once the text repeats, after a stretch where it did not pay)."""
+PROBE_CYCLES = 4
+"""Drafting cycles timed before their realized gain is judged (and between two judgements)."""
+PAUSE_FIRST = 32
+"""Plain steps drafting stops for the first time its realized gain fell below 1."""
+PAUSE_MAX = 2048
+"""The longest stop: each stop after a probe that did not pay doubles, up to this."""
+PLAIN_DECAY = 0.9
+"""Weight of the past in the running time of a plain cycle (per plain cycle)."""
 
 
 class Drafter(Protocol):
@@ -44,11 +40,8 @@ class DraftStats:
     accepted: int = 0
     by_drafter: dict[str, list[int]] = field(default_factory=dict)
     """drafter name -> [drafted, accepted]."""
-    fallbacks: int = 0
-    """Greedy picks too close to call on batch-made logits (each decoded the reply's
-    batch-made tokens again, one at a time)."""
-    redecoded: int = 0
-    """Tokens decoded again one at a time for those picks."""
+    pauses: int = 0
+    """Times drafting was stopped in this reply because its measured gain fell below 1."""
 
     def add(self, drafter: str, drafted: int, accepted: int) -> None:
         """Count one verified draft."""
@@ -71,18 +64,16 @@ class DraftPolicy:
     single steps of the same stretch (a step at 3,000 tokens of context takes twice one at
     700 here, and batch sizes that stop paying are rarely measured again), so a figure
     measured deep in one reply still holds at the start of the next.
-    """
 
-    greedy_drafting = False
-    """Whether greedy replies are drafted. They are not by default: a greedy reply must equal
-    the one made without drafting, and llama.cpp rounds a batch row differently from a
-    1-token step (bench/verify_rounding.py), so every token a batch made has to be decoded
-    again alone once a pick is too close to call, or before a later turn reads the cache
-    that holds it. Nearly every drafted token then costs its share of a batch and a whole
-    step: more than decoding it alone, whatever the hardware. With SmolLM2 really copying code
-    it had read (bench/speculative.py --greedy-drafting) greedy drafting ran at 0.75-0.77 of
-    plain decoding. Sampled replies (temperature above 0, FrogDesk's default 0.6) follow
-    the model's distribution through the batch rows and are drafted."""
+    Whatever the model says, the time drafting actually takes is checked too: every cycle
+    of the decode loop (propose, decode, sample, emit) is timed, and when a few drafting
+    cycles together made tokens more slowly than plain steps do, drafting stops for a
+    while (`PAUSE_FIRST` plain steps, doubling after each probe that still does not pay,
+    up to `PAUSE_MAX`). That catches what the cost model misses: a machine whose load
+    changes between the measurements, a drafter slower than its figures, sampling and
+    parsing per verified row, a cost measured at another context length. The policy is
+    kept for the session, so a stop outlasts the reply.
+    """
 
     def __init__(self, *, max_draft: int = MAX_DRAFT, rollback_redecodes: bool = False) -> None:
         self.max_draft = max_draft
@@ -94,10 +85,19 @@ class DraftPolicy:
         """Running seconds of a 1-token step (key 1)."""
         self._ratios: dict[int, float] = {}
         """Running time of a decode call by its tokens, over the running 1-token step."""
-        self._redecoded = 0.0
-        """Running tokens decoded again per verification batch (greedy close calls)."""
-        self._close = 0.0
-        """Running share of greedy picks too close to call."""
+        self._plain_cycle = 0.0
+        """Running seconds of a plain cycle of the decode loop (one token, no draft)."""
+        self._window_tokens = 0
+        self._window_seconds = 0.0
+        self._window_cycles = 0
+        """Drafting cycles since the last judgement: their tokens, seconds and count."""
+        self._pause_next = PAUSE_FIRST
+        self.paused = 0
+        """Plain steps left before drafting is tried again (0: not stopped)."""
+        self.realized: float | None = None
+        """The last judged gain: tokens per second of drafting cycles over plain ones."""
+        self.pauses = 0
+        """Times drafting was stopped (the session's count)."""
 
     @property
     def acceptance(self) -> float:
@@ -113,31 +113,32 @@ class DraftPolicy:
             self._hits *= DECAY
             self._trials = self._trials * DECAY + 1.0
 
-    def verified(self) -> None:
-        """A verification batch ran (the re-decoding charge is an average per batch)."""
-        self._redecoded *= DECAY
-
-    def redecoded(self, n_tokens: int) -> None:
-        """A greedy close call decoded `n_tokens` batch-made tokens again, one at a time."""
-        self._redecoded += n_tokens * (1 - DECAY)
-
-    def picked(self, close: bool) -> None:
-        """A greedy pick was made; `close`: too close to call were it made from batch rows."""
-        self._close = self._close * CLOSE_DECAY + (1 - CLOSE_DECAY) * close
-
-    @property
-    def close_share(self) -> float:
-        """The running share of greedy picks too close to call."""
-        return self._close
-
-    def stepped(self) -> None:
-        """A plain 1-token step ran: the re-decoding charge fades while nothing is drafted."""
-        self._redecoded *= REDECODE_FORGET
-
-    @property
-    def redecode_charge(self) -> float:
-        """Single steps of re-decoding each verification batch costs on average lately."""
-        return self._redecoded
+    def cycle(self, drafted: int, tokens: int, seconds: float) -> None:
+        """One cycle of the decode loop took `seconds` and emitted `tokens` tokens; it
+        verified `drafted` drafted tokens (0: a plain step). Drafting cycles are judged
+        against plain ones by `PROBE_CYCLES`: a gain below 1 stops drafting for a while."""
+        if drafted <= 0:
+            old = self._plain_cycle
+            mixed = old * PLAIN_DECAY + seconds * (1 - PLAIN_DECAY)
+            self._plain_cycle = mixed if old else seconds
+            if self.paused:
+                self.paused -= 1
+            return
+        self._window_tokens += tokens
+        self._window_seconds += seconds
+        self._window_cycles += 1
+        if self._window_cycles < PROBE_CYCLES or not self._plain_cycle:
+            return
+        if self._window_seconds <= 0:
+            return
+        self.realized = self._window_tokens / self._window_seconds * self._plain_cycle
+        self._window_tokens, self._window_seconds, self._window_cycles = 0, 0.0, 0
+        if self.realized < 1.0:
+            self.paused = self._pause_next
+            self._pause_next = min(2 * self._pause_next, PAUSE_MAX)
+            self.pauses += 1
+        else:
+            self._pause_next = PAUSE_FIRST
 
     def timed(self, n_tokens: int, seconds: float) -> None:
         """Record the wall time of one decode call of `n_tokens` tokens (a call of several
@@ -192,13 +193,11 @@ class DraftPolicy:
         else:
             # A draft rejected at once leaves one batch-made row, decoded again alone.
             cost += 1.0 - a
-        # Greedy close calls decode batch-made tokens again one at a time: charge their share.
-        cost += self._redecoded
         return self.expected_tokens(k) / cost
 
     def length(self, available: int) -> int:
         """How many of `available` proposed tokens to verify now (0: take a plain step)."""
-        if self._close > CLOSE_LIMIT:
+        if self.paused:
             return 0
         best, best_gain = 0, 1.0
         for k in range(1, min(available, self.max_draft) + 1):

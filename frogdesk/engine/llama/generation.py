@@ -20,20 +20,12 @@ from frogdesk.engine.chat import (
 )
 from frogdesk.engine.llama.context import DecodeError
 from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
-from frogdesk.engine.llama.sampling import GrammarUse, Pick, Sampler, resolve
+from frogdesk.engine.llama.sampling import GrammarUse, Sampler, resolve
 from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect
 from frogdesk.engine.toolcall.grammar import trigger_pattern
 
 THINK_CLOSE = "</think>"
-GREEDY_TIE_FRACTION = 0.04
-"""A greedy pick made from logits a verification batch touched (a batch row, or a step
-after batch-made tokens) is trusted when it leads the next possible token by at least this
-fraction of the row's largest |logit|. bench/verify_rounding.py measured how far the gap
-between the top token and any of the next 15 moves against 1-token decoding: 2.2% to 2.9%
-of that on SmolLM2 Q4_1 between runs (all logits move up to 5%, mostly together); 4%
-leaves 1.4x headroom. Greedy replies are drafted only when the policy asks for it
-(`DraftPolicy.greedy_drafting`)."""
 
 
 class ReplyRun:
@@ -112,16 +104,16 @@ class ReplyRun:
                              starts_in_reasoning=self._starts_in_reasoning, limit=self._limit,
                              sampler_for=self._sampler, dialect=self._dialect)  # fmt: skip
         error = ""
+        pauses = self._policy.pauses if self._policy is not None else 0
         try:
             yield from self._decode_loop(stream, cancel)
         except DecodeError as exc:
             stream.reason, error = "error", str(exc)
         finally:
             stream.sampler.close()
+            if self._policy is not None:
+                self.drafts.pauses = self._policy.pauses - pauses
         self.ended_on_eog = stream.ended_on_eog
-        # A greedy reply's batch-made tokens are decoded again alone before a next turn reads
-        # them, so that turn sees the cache decoding without drafting leaves.
-        self._seq.alone_before_next = self._sampling.temperature <= 0
         yield from stream.finish()
         reply, completion = stream.reply, stream.completion
         reason: FinishReason = stream.reason or "length"
@@ -157,79 +149,59 @@ class ReplyRun:
 
         The newest sampled token is decoded either alone or with a draft of the tokens that
         may follow it, in one batch. The batch's rows are then sampled in order with the
-        same sampler (grammar included), as if each token had been decoded alone: a drafted
-        token is kept only when the sampler picks it, so the output follows the model's own
-        distribution and the sampler draws once per emitted token, as without drafting.
-        The last row of a draft accepted whole gives one more token.
+        same sampler (grammar included), as if each token had been decoded alone, and a
+        drafted token is kept only when the sampler picks it from its row. So every emitted
+        token is the target's own pick from the logits it computed for that position:
+        greedy, the row's argmax; sampled, a draw from the row, which for a drafter that
+        proposes one token per position is the speculative-sampling rule (the draft is kept
+        with probability p(draft); on a rejection the token drawn follows p without the
+        draft, renormalized), so the output follows the model's distribution and the
+        sampler draws once per emitted token, as without drafting. The last row of a draft
+        accepted whole gives one more token.
 
-        Greedy replies are kept identical to decoding without drafting. llama.cpp rounds a
-        multi-token batch differently from a 1-token step, and the cache then holds that
-        rounding too, so a greedy pick made from a batch row, or after one, is trusted only
-        when it leads the next possible token by `GREEDY_TIE_FRACTION` of the row's largest
-        logit; otherwise every reply token a batch decoded is decoded again one at a time
-        (`LlamaSequence.redecode_alone`) and the pick is made from those logits.
+        Output is verification-exact, not bit-identical: llama.cpp rounds a multi-token
+        batch differently from a 1-token step, so where the top two logits nearly tie a
+        greedy pick from a batch row can differ from the one decoding alone makes. Both are
+        the model's argmax over logits it computed for that position, the guarantee of
+        llama.cpp's and vLLM's speculative decoding (bench/speculative.py reports the gap
+        at every divergence).
+
+        Every cycle (the decode of the pending token, with or without a draft, and the
+        sampling and emitting of what it yields) is timed for the policy, which stops
+        drafting where it does not pay (`DraftPolicy.cycle`).
         """
-        seq, ctx = self._seq, self._seq.context
-        greedy = self._sampling.temperature <= 0
-        sample, alone = True, False
+        seq, policy = self._seq, self._policy
+        sample = True
+        mark, emitted, drafted = time.perf_counter(), 0, -1
         while True:
             if sample:
                 if stream.stopped_before_sampling(cancel):
                     return
-                if greedy and seq.batched_from is not None:
-                    pick = stream.sampler.choose(ctx.handle, -1)
-                    self._picked(pick)
-                    if self._trusted(pick):
-                        stream.sampler.accept(pick.token)
-                        token = pick.token
-                    else:
-                        self._redecode_alone()
-                        token = ctx.sample(stream.sampler)
-                elif greedy and stream.sampler.plain_greedy:
-                    # Read straight from the logits: cheaper than the sampler chain (the
-                    # whole vocabulary as candidates), and the policy learns how often the
-                    # model hesitates.
-                    pick = stream.sampler.choose(ctx.handle, -1)
-                    self._picked(pick)
-                    stream.sampler.accept(pick.token)
-                    token = pick.token
-                else:
-                    token = ctx.sample(stream.sampler)
-                yield from self._emit(stream, token)
+                yield from self._emit(stream, self._pick(stream, -1))
                 if stream.reason is not None:
                     return
+            if policy is not None:
+                now = time.perf_counter()
+                if drafted >= 0:
+                    policy.cycle(drafted, stream.completion - emitted, now - mark)
+                mark, emitted = now, stream.completion
             pending = seq.transcript.tokens[-1]
-            draft = [] if alone else self._draft(stream)
+            draft = self._draft(stream)
+            drafted = len(draft)
             if not draft:
-                if alone:
-                    self._redecode_alone()
-                    alone = False
                 started = time.perf_counter()
                 seq.step(pending)
                 self._timed(1, started)
-                if self._policy is not None:
-                    self._policy.stepped()
                 sample = True
                 continue
             started = time.perf_counter()
             seq.verify([pending, *draft])
             self._timed(len(draft) + 1, started)
-            if self._policy is not None:
-                self._policy.verified()
-            kept, rejected, untrusted = 1, False, False
+            kept, rejected = 1, False
             for i in range(len(draft) + 1):
                 if stream.stopped_before_sampling(cancel):
                     break
-                if greedy:
-                    pick = stream.sampler.choose(ctx.handle, i)
-                    if not self._trusted(pick):
-                        untrusted = True  # counted when picked again, after a 1-token step
-                        break
-                    self._picked(pick)
-                    stream.sampler.accept(pick.token)
-                    token = pick.token
-                else:
-                    token = stream.sampler.sample(ctx.handle, i)
+                token = self._pick(stream, i)
                 yield from self._emit(stream, token)
                 if i == len(draft):
                     break
@@ -240,13 +212,9 @@ class ReplyRun:
                 if stream.reason is not None:
                     break
             accepted = kept - 1
-            if untrusted:
-                # Row i follows the batch's token i: that token is decoded again, alone.
-                kept, alone = kept - 1, True
             self.drafts.add(self._drafter.name if self._drafter else "", len(draft), accepted)
-            if self._policy is not None:
-                # A close call ends the draft's use like a rejection does (and costs more).
-                self._policy.score(accepted, rejected or untrusted)
+            if policy is not None:
+                policy.score(accepted, rejected)
             started = time.perf_counter()
             seq.settle(kept)
             if 0 < kept < len(draft) + 1 and (self._seq.model.is_hybrid or kept == 1):
@@ -254,28 +222,19 @@ class ReplyRun:
                 self._timed(kept, started)
             if stream.reason is not None:
                 return
-            # The token sampled last (or the one to decode alone) waits to be decoded.
+            # The token sampled last waits to be decoded.
             sample = False
 
-    def _trusted(self, pick: Pick) -> bool:
-        """Whether a greedy pick from batch-made logits is the one a 1-token step makes."""
-        return pick.lead >= GREEDY_TIE_FRACTION * pick.scale
-
-    def _picked(self, pick: Pick) -> None:
-        """Tell the policy whether a greedy pick was close (were it made from batch rows)."""
-        if self._policy is not None:
-            self._policy.picked(not self._trusted(pick))
-
-    def _redecode_alone(self) -> None:
-        """Decode this reply's batch-made tokens again one at a time (a close greedy call)."""
-        started = time.perf_counter()
-        n = self._seq.redecode_alone()
-        if n:
-            self.drafts.redecoded += n
-            self.drafts.fallbacks += 1
-            self._timed(1, started, n)
-            if self._policy is not None:
-                self._policy.redecoded(n)
+    def _pick(self, stream: ReplyStream, row: int) -> int:
+        """The sampler's token from batch row `row` (-1: the last decoded), accepted into it."""
+        sampler, handle = stream.sampler, self._seq.context.handle
+        if sampler.plain_greedy:
+            # Read straight from the logits: cheaper than the sampler chain (the whole
+            # vocabulary as candidates), and the same first largest logit.
+            token = sampler.choose(handle, row).token
+            sampler.accept(token)
+            return token
+        return sampler.sample(handle, row)
 
     def _emit(self, stream: ReplyStream, token: int) -> Iterator[EngineEvent]:
         yield from stream.emit(token)
@@ -295,8 +254,6 @@ class ReplyRun:
         drafter, policy, t = self._drafter, self._policy, self._seq.transcript
         if drafter is None or policy is None:
             return []
-        if self._sampling.temperature <= 0 and not policy.greedy_drafting:
-            return []  # see DraftPolicy.greedy_drafting
         room = min(
             self._settings.max_tokens - stream.completion,  # tokens the reply may still take
             self._limit - len(t.tokens),  # positions left in the context
@@ -313,13 +270,10 @@ class ReplyRun:
             self._shadow, self._shadow_hits = proposal, 0
         return proposal[:k]
 
-    def _timed(self, n_tokens: int, started: float, calls: int = 1) -> None:
-        """Tell the policy how long a decode call of `n_tokens` took (`calls` of them
-        since `started`)."""
+    def _timed(self, n_tokens: int, started: float) -> None:
+        """Tell the policy how long a decode call of `n_tokens` (begun at `started`) took."""
         if self._policy is not None:
-            elapsed = (time.perf_counter() - started) / calls
-            for _ in range(calls):
-                self._policy.timed(n_tokens, elapsed)
+            self._policy.timed(n_tokens, time.perf_counter() - started)
 
 
 class ReplyStream:

@@ -39,7 +39,8 @@ class LlamaOptions:
     """Recurrent-state snapshots kept for going back (hybrid models; ~50 MiB each for 4B)."""
     speculative: bool = True
     """Draft tokens from the conversation's own text and verify them in one batch when that
-    pays (same output; off: one token per decode step)."""
+    pays (every token still the model's own pick for its position; off: one token per decode
+    step)."""
     verbose: bool = False
     """Echo llama.cpp's log to stderr (it is always captured in `load_log`)."""
 
