@@ -25,10 +25,11 @@ from frogdesk.errors import describe_os_error
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.paths import AppPaths
 from frogdesk.review.decisions import save_decisions
+from frogdesk.review.edited import shown_hunks
 from frogdesk.review.fsops import UnsafePath
 from frogdesk.review.gitcmd import GitError
 from frogdesk.review.model import FileChange
-from frogdesk.review.show import detail_lines, file_facts, hunk_json
+from frogdesk.review.show import detail_lines, file_facts, hunk_json, ignored_note
 from frogdesk.review.user_changes import USER_CHANGED_NOTE
 from frogdesk.sessions.store import SessionNotFoundError, SessionStore
 
@@ -90,6 +91,7 @@ def review_main(args: argparse.Namespace) -> int:
     decisions = loaded.decisions
     flagged = loaded.user_changed
     facts = file_facts(Path(loaded.record.worktree), loaded.diff)
+    shown = shown_hunks(loaded.diff, decisions)  # an edited hunk as apply will write it
     if args.json:
         payload = {
             "session_id": loaded.record.id,
@@ -109,29 +111,37 @@ def review_main(args: argparse.Namespace) -> int:
                             "added": h.added,
                             "removed": h.removed,
                             "decision": decisions.decision(h.id),
+                            "edited": h.id in decisions.edits,
                             **hunk_json(change, h, facts[change.path]),
                         }
-                        for h in change.hunks
+                        for h in (shown[k.id] for k in change.hunks)
                     ],
                 }
                 for change in loaded.diff.files
             ],
+            "ignored": list(loaded.diff.ignored),
         }
         # ASCII escapes: no byte of a file's content can reach the terminal as a control.
         print(json.dumps(payload, indent=2, ensure_ascii=True))
         return 0
+    ignored = ignored_note(loaded.diff.ignored)
     if not loaded.diff.files:
         print(inert_line(f"session {loaded.record.id}: no changes"))
+        if ignored:
+            print(f"  {ignored}")
         return 0
     print(inert_line(f"session {loaded.record.id}: {len(loaded.diff.files)} file(s) changed"))
+    if ignored:
+        print(f"  {ignored}")
     for change in loaded.diff.files:
         moved = f" (from {change.old_path})" if change.status == "renamed" else ""
         print(inert_line(f"{change.status:<10} {change.path}{moved}"))
         if _user_changed(change, flagged):
             print(f"  ! {USER_CHANGED_NOTE}")
-        for h in change.hunks:
+        for h in (shown[k.id] for k in change.hunks):
+            edited = " (edited)" if h.id in decisions.edits else ""
             head = f"  {h.id}  +{h.added} -{h.removed}  {decisions.decision(h.id):<8}  {h.header}"
-            print(inert_line(head))
+            print(inert_line(head + edited))
             for line in detail_lines(change, h, facts[change.path]):
                 print(f"      {line}")
     return 0

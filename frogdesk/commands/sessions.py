@@ -17,7 +17,8 @@ from typing import Any
 from frogdesk import config
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.models import print_countdown, print_progress
-from frogdesk.commands.progress import ProgressPrinter, ask_on_tty
+from frogdesk.commands.operator import TerminalOperator
+from frogdesk.commands.progress import ProgressPrinter
 from frogdesk.commands.run import headless_workbench, run_session
 from frogdesk.core.status import status_words
 from frogdesk.core.workbench import CoreSession, CoreWorkbench
@@ -25,6 +26,7 @@ from frogdesk.inert import inert_line
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import hub_token
 from frogdesk.models.hub_http import RetryPolicy
+from frogdesk.review.records import apply_state
 from frogdesk.sessions.active import shown_status
 from frogdesk.sessions.store import DAMAGED_LINES_FILE
 
@@ -102,9 +104,14 @@ def _workbench(args: argparse.Namespace) -> CoreWorkbench:
 
 def list_main(args: argparse.Namespace) -> int:
     """Print the sessions (a table, or JSON with --json)."""
-    records, damaged = _workbench(args).stored_sessions()
+    workbench = _workbench(args)
+    records, damaged = workbench.stored_sessions()
+    applied = {r.id: apply_state(workbench.session_dir(r.id)) for r in records}
     if args.json:
-        rows = [{**dataclasses.asdict(r), "status": shown_status(r)} for r in records]
+        rows = [
+            {**dataclasses.asdict(r), "status": shown_status(r), "applied": applied[r.id].as_json()}
+            for r in records
+        ]
         rows += [
             {"id": d.id, "status": "damaged", "file": str(d.path), "reason": d.reason}
             for d in damaged
@@ -118,7 +125,8 @@ def list_main(args: argparse.Namespace) -> int:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(r.created_at))
         task = inert_line(r.task.replace("\n", " "))
         task = task if len(task) <= 50 else task[:49] + "…"
-        line = f"{r.id}  {when}  {status_words(r):<24} {r.n_steps:>4} steps  "
+        state = applied[r.id].words()
+        line = f"{r.id}  {when}  {status_words(r):<24} {r.n_steps:>4} steps  {state:<12} "
         sys.stdout.write(inert_line(line) + task + "\n")
     for d in damaged:
         sys.stdout.write(inert_line(f"{d.id}  damaged: {d.path.name}: {d.reason}") + "\n")
@@ -193,7 +201,7 @@ def resume_main(args: argparse.Namespace) -> int:
         if args.message is not None:
             workbench.add_message(args.id, args.message)
         if not getattr(args, "model", None):
-            session = workbench.open_session(args.id, ask_on_tty, overrides=limits)
+            session = workbench.open_session(args.id, TerminalOperator(printer), overrides=limits)
             session.prepare()
         else:
             try:
@@ -203,7 +211,7 @@ def resume_main(args: argparse.Namespace) -> int:
                     raise
                 switch = workbench.price_stored_switch(args.id, args.model)
             printer.write(f"frogdesk: {switch.announcement()}")
-            session = workbench.switch_stored(switch, ask_on_tty, overrides=limits)
+            session = workbench.switch_stored(switch, TerminalOperator(printer), overrides=limits)
             printer.write(
                 f"switched to {switch.plan.path.name}: re-read {switch.evaluated:,} tokens"
             )
@@ -221,7 +229,7 @@ def send_back_main(args: argparse.Namespace) -> int:
     workbench = _workbench(args)
 
     def opener(printer: ProgressPrinter) -> CoreSession:
-        sent, session = workbench.sent_back(args.id, args.comment, ask_on_tty)
+        sent, session = workbench.sent_back(args.id, args.comment, TerminalOperator(printer))
         if sent.reverted:
             names = ", ".join(inert_line(path) for path in sent.reverted)
             printer.write(f"reverted in the worktree: {names}")

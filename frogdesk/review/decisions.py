@@ -123,6 +123,14 @@ class HunkDecisions:
         return cls(hunks=hunks, edits=dict(raw_edits), comment=comment, sent=dict(raw_sent))
 
 
+def pending_note(count: int) -> str:
+    """What an apply of the approved hunks says of those still pending ("" for none)."""
+    if count == 0:
+        return ""
+    hunks = "hunk" if count == 1 else "hunks"
+    return f"{count} pending {hunks} not applied (approve, then apply again)"
+
+
 def load_decisions(session_dir: Path) -> HunkDecisions:
     """The session's decisions, or none yet."""
     path = session_dir / DECISIONS_FILE

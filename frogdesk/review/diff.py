@@ -19,7 +19,7 @@ from frogdesk.review.model import (
     SessionDiff,
     hunk_id,
 )
-from frogdesk.review.snapshot import review_paths, snapshot_tree
+from frogdesk.review.snapshot import review_paths, snapshot_tree, snapshot_with_ignored
 from frogdesk.worktree.git import GitPaths
 
 __all__ = ["compute_diff", "patch_text", "review_paths", "snapshot_tree", "trusted_attributes"]
@@ -62,7 +62,7 @@ def trusted_attributes(
 
 def compute_diff(worktree: Path, base_commit: str, context: int = 3) -> SessionDiff:
     """The diff of the worktree against base_commit, parsed into files and hunks."""
-    tree = snapshot_tree(worktree, base_commit)
+    tree, ignored = snapshot_with_ignored(worktree, base_commit)
     with trusted_attributes(worktree, base_commit) as (paths, env):
         out = git_out(
             paths,
@@ -83,7 +83,7 @@ def compute_diff(worktree: Path, base_commit: str, context: int = 3) -> SessionD
         if GITLINK_MODE in (entry.old_mode, entry.new_mode):
             continue  # submodules are not reviewed file by file
         files.append(_file_change(entry, mine))
-    return SessionDiff(base_commit=base_commit, tree=tree, files=tuple(files))
+    return SessionDiff(base_commit, tree, tuple(files), ignored=tuple(ignored))
 
 
 def patch_text(worktree: Path, base_commit: str) -> tuple[str, list[str]]:

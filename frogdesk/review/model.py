@@ -79,6 +79,9 @@ class SessionDiff:
     tree: str
     """The tree object of the worktree's state the diff was computed from."""
     files: tuple[FileChange, ...]
+    ignored: tuple[str, ...] = ()
+    """Untracked paths the session wrote that the user's repository ignores (a folder as
+    `dir/`): not part of the diff, never applied; named so the review can say so."""
 
     def hunks(self) -> Iterator[tuple[FileChange, Hunk]]:
         """Every hunk with the file it belongs to, in display order."""

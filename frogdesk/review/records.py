@@ -137,3 +137,43 @@ def _parse(path: Path, text: str) -> ApplyRecord:
         raise FrogDeskError(
             f"{path} is damaged ({exc}); the apply it records cannot be undone from it"
         ) from None
+
+
+@dataclass(frozen=True)
+class ApplyState:
+    """Whether a session's changes reached the repository: its applies, and how many were undone."""
+
+    applies: int = 0
+    undone: int = 0
+    damaged: bool = False
+    """A record could not be read (its apply may or may not stand)."""
+
+    def words(self) -> str:
+        """The state in a word or two, for the sessions lists."""
+        if self.damaged:
+            return "apply record damaged"
+        live = self.applies - self.undone
+        if live > 1:
+            return f"applied {live}×"
+        if live == 1:
+            return "applied"
+        return "undone" if self.applies else "not applied"
+
+    def as_json(self) -> dict[str, object]:
+        """The state for `sessions list --json`."""
+        return {
+            "state": self.words(),
+            "applies": self.applies,
+            "undone": self.undone,
+            "damaged": self.damaged,
+        }
+
+
+def apply_state(session_dir: Path) -> ApplyState:
+    """How many times a session was applied and undone, from its apply records (never raises
+    for a damaged or unreadable record: that is part of the state)."""
+    try:
+        records = load_records(session_dir)
+    except (FrogDeskError, OSError):
+        return ApplyState(damaged=True)
+    return ApplyState(len(records), sum(1 for r in records if r.undone))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,6 +98,20 @@ def hunk_json(change: FileChange, hunk: Hunk, facts: FileFacts) -> dict[str, Any
         "old_size": facts.old_size,
         "new_size": facts.new_size,
     }
+
+
+IGNORED_NAMED = 3
+"""Ignored paths the note names before it only counts the rest."""
+
+
+def ignored_note(paths: Sequence[str]) -> str:
+    """One line on the paths the session wrote that the user's repository ignores ("" for none)."""
+    if not paths:
+        return ""
+    what = "path" if len(paths) == 1 else "paths"
+    named = ", ".join(inert_line(p) for p in paths[:IGNORED_NAMED])
+    more = f" and {len(paths) - IGNORED_NAMED} more" if len(paths) > IGNORED_NAMED else ""
+    return f"{len(paths)} ignored {what} changed, not offered: {named}{more}"
 
 
 LISTED_LINES = 40

@@ -26,6 +26,7 @@ from frogdesk import beneath
 from frogdesk.review.gitcmd import GitError, git_out, read_blobs, run_git
 from frogdesk.review.snapshot_cache import BlobCache
 from frogdesk.review.snapshot_eol import eol_actions, to_git
+from frogdesk.review.snapshot_ignore import exclude_options
 from frogdesk.review.snapshot_objects import BlobWriter
 from frogdesk.worktree.checkout import PRIVATE_SUFFIX
 from frogdesk.worktree.git import GitPaths
@@ -91,17 +92,18 @@ def _cache_folder(worktree: Path) -> Path | None:
 
 
 def _listed(
-    paths: GitPaths, env: dict[str, str]
+    paths: GitPaths, env: dict[str, str], excludes: list[str]
 ) -> tuple[dict[bytes, tuple[str, str]], list[bytes]]:
     """The temporary index's entries, name -> (mode, id), and the worktree's untracked names.
 
     One `ls-files -t`: `H` lines are the index read from the base, `?` lines come from git's
-    walk of the worktree's folders (not ignored). A nested repository shows as `dir/`: left
-    out (`git add -A` would make a gitlink, which the review skips anyway).
+    walk of the worktree's folders (not ignored by the user's rules, `excludes`). A nested
+    repository shows as `dir/`: left out (`git add -A` would make a gitlink, which the
+    review skips anyway).
     """
     out = git_out(
         paths,
-        ["ls-files", "-z", "-t", "-s", "--cached", "--others", "--exclude-standard"],
+        ["ls-files", "-z", "-t", "-s", "--cached", "--others", *excludes],
         env=env,
     )
     base: dict[bytes, tuple[str, str]] = {}
@@ -242,27 +244,45 @@ def snapshot_tree(worktree: Path, base_commit: str) -> str:
     """Write the worktree's current files (untracked, not ignored, included) as a tree object.
 
     Neither the worktree's index nor the user's is read or changed; git reads no file of the
-    worktree but its folders' names and `.gitignore` files.
+    worktree but its folders' names. What counts as ignored comes from the user's
+    repository (see snapshot_ignore), never from a `.gitignore` in the worktree.
     """
+    return snapshot_with_ignored(worktree, base_commit, ignored=False)[0]
+
+
+def snapshot_with_ignored(
+    worktree: Path, base_commit: str, *, ignored: bool = True
+) -> tuple[str, list[str]]:
+    """`snapshot_tree`, and the untracked paths it left out as ignored (with `ignored`):
+    each a file, or a folder wholly ignored as `dir/`."""
     paths = review_paths(worktree)
     settings = _settings(paths)
     cache = BlobCache.load(
         _cache_folder(worktree), f"{base_commit} {settings.algorithm}", time.time_ns()
     )
-    try:
-        return _snapshot(paths, base_commit, settings, cache)
-    except GitError:
-        if not cache.entries:
-            raise
-        cache.clear()  # a cached blob the store lost (gc): read everything again
-        return _snapshot(paths, base_commit, settings, cache)
+    with exclude_options(worktree, paths) as excludes:
+        try:
+            return _snapshot(paths, base_commit, settings, cache, excludes, ignored)
+        except GitError:
+            if not cache.entries:
+                raise
+            cache.clear()  # a cached blob the store lost (gc): read everything again
+            return _snapshot(paths, base_commit, settings, cache, excludes, ignored)
 
 
-def _snapshot(paths: GitPaths, base_commit: str, settings: _Settings, cache: BlobCache) -> str:
+def _snapshot(
+    paths: GitPaths,
+    base_commit: str,
+    settings: _Settings,
+    cache: BlobCache,
+    excludes: list[str],
+    want_ignored: bool,
+) -> tuple[str, list[str]]:
     with tempfile.TemporaryDirectory(prefix="frogdesk-review-") as tmp:
         base_env = {"GIT_INDEX_FILE": str(Path(tmp) / "base-index")}
         git_out(paths, ["read-tree", base_commit], env=base_env)
-        base, others = _listed(paths, base_env)
+        base, others = _listed(paths, base_env, excludes)
+        left_out = _ignored(paths, base_env, excludes) if want_ignored else []
         names = sorted(set(base).union(others))
         empty = Path(tmp) / "empty"
         empty.mkdir()
@@ -272,7 +292,14 @@ def _snapshot(paths: GitPaths, base_commit: str, settings: _Settings, cache: Blo
         git_out(paths, ["update-index", "-z", "--index-info"], stdin=b"".join(lines), env=env)
         tree = git_out(paths, ["write-tree"], env=env).decode().strip()
     cache.save()
-    return tree
+    return tree, left_out
+
+
+def _ignored(paths: GitPaths, env: dict[str, str], excludes: list[str]) -> list[str]:
+    """The untracked names the rules ignore; a folder ignored whole is one `dir/` entry."""
+    args = ["ls-files", "-z", "--others", "--ignored", "--directory", *excludes]
+    out = git_out(paths, args, env=env)
+    return sorted(n.decode("utf-8", "surrogateescape") for n in out.split(b"\0") if n)
 
 
 def _index_lines(

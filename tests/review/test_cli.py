@@ -37,7 +37,8 @@ def test_review_json_apply_hunks_and_undo(
         ("n.txt", "added"),
     ]
     hunk = payload["files"][0]["hunks"][0]
-    assert set(hunk) == {"id", "header", "added", "removed", "decision", "lines"}
+    assert set(hunk) == {"id", "header", "added", "removed", "decision", "edited", "lines"}
+    assert hunk["edited"] is False
     assert hunk["lines"] == [" alpha", "-beta", "+BETA", " gamma"]
     assert (hunk["added"], hunk["removed"], hunk["decision"]) == (1, 1, "pending")
     assert repo_fingerprint(user_repo) == before

@@ -41,8 +41,11 @@ def test_attributes_the_sandbox_writes_do_not_hide_a_change(tmp_path: Path) -> N
     (wt.path / "src" / ".gitattributes").write_text("app.py -diff\n", encoding="utf-8")
     (wt.path / "src" / ".gitignore").write_text(".gitattributes\n.gitignore\n", encoding="utf-8")
     diff = compute_diff(wt.path, wt.base_commit)
-    [change] = diff.files
-    assert change.path == "src/app.py" and not change.binary
+    # Nor is the sandbox's .gitignore a rule: the two files that attack are listed as well.
+    paths = sorted(c.path for c in diff.files)
+    assert paths == ["src/.gitattributes", "src/.gitignore", "src/app.py"]
+    change = next(c for c in diff.files if c.path == "src/app.py")
+    assert not change.binary
     added = [line for hunk in change.hunks for line in hunk.new_lines]
     assert HIDDEN.encode() in added
     patch, _ = patch_text(wt.path, wt.base_commit)

@@ -19,9 +19,10 @@ from textual.widgets.option_list import Option
 from frogdesk.core.ports import Workbench
 from frogdesk.core.reviewing import SessionReview
 from frogdesk.inert import inert_text
-from frogdesk.review.decisions import HunkDecisions
+from frogdesk.review.decisions import HunkDecisions, pending_note
+from frogdesk.review.edited import shown_hunks
 from frogdesk.review.model import SessionDiff
-from frogdesk.review.show import FileFacts, file_facts
+from frogdesk.review.show import FileFacts, file_facts, ignored_note
 from frogdesk.tui.bindings import review_bindings
 from frogdesk.tui.themes import diff_colours, frog_themes
 from frogdesk.tui.untrusted import plain_line
@@ -199,6 +200,7 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
         await hunks.remove_children()
         self.views = []
         colours = diff_colours(self.app.current_theme)
+        shown = shown_hunks(message.review.diff, self.decisions)  # edits drawn as they land
         for change in message.review.diff.files:
             added = sum(h.added for h in change.hunks)
             removed = sum(h.removed for h in change.hunks)
@@ -206,7 +208,7 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             files.add_option(Option(plain_line(label), id=change.path))
             for hunk in change.hunks:
                 facts = message.facts.get(change.path)
-                view = HunkView(change, hunk, self.syntax_style, colours, facts)
+                view = HunkView(change, shown[hunk.id], self.syntax_style, colours, facts)
                 view.decision = self.decisions.decision(hunk.id)
                 view.edited = hunk.id in self.decisions.edits
                 view.split = self.split
@@ -243,6 +245,9 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             f"{len(self.diff.files)} files, {len(ids)} hunks: {counts['approved']} approved, "
             f"{counts['rejected']} rejected, {counts['pending']} pending"
         )
+        ignored = ignored_note(self.diff.ignored)
+        if ignored:
+            text = f"{text}; {ignored}"
         self.query_one("#review-summary", Static).update(plain_line(f"{text}   {extra}".rstrip()))
 
     def _decide(self, views: list[HunkView], decision: Literal["approved", "rejected"]) -> None:
@@ -320,6 +325,7 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
                 return
             self.decisions.edit(self.diff, view.hunk.id, text)
             self._save()
+            view.hunk = shown_hunks(self.diff, self.decisions)[view.hunk.id]
             view.decision, view.edited, view.conflict = "approved", True, ""
             view.refresh_view()
             self._summary()
@@ -342,17 +348,23 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             return
         self.busy = True
         self._summary("applying…")
-        self._apply(self.review, approved)
+        # Only approved hunks land (invariant 1); the pending ones are named, not asked about.
+        self._apply(self.review, approved, len(self.decisions.ids(self.diff, "pending")))
 
     @work(thread=True, name="review-apply", exit_on_error=False)
-    def _apply(self, review: SessionReview, approved: list[str]) -> None:
+    def _apply(self, review: SessionReview, approved: list[str], pending: int) -> None:
         try:
             result = self.workbench.apply(review, approved, self.decisions)
         except Exception as exc:
             self.post_message(ReviewDone(f"Apply failed: {type(exc).__name__}: {exc}", False, {}))
             return
         conflicts = {hunk_id: c.reason for c in result.conflicts for hunk_id in c.hunk_ids}
-        self.post_message(ReviewDone(result.report(), result.applied, conflicts))
+        report = result.report()
+        note = pending_note(pending) if result.applied else ""
+        if note:  # on the first line: the summary shows that one
+            first, _, rest = report.partition("\n")
+            report = f"{first}; {note}" + (f"\n{rest}" if rest else "")
+        self.post_message(ReviewDone(report, result.applied, conflicts))
 
     def action_undo(self) -> None:
         """Undo this session's last apply."""

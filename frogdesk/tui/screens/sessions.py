@@ -53,7 +53,9 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
 
     def on_mount(self) -> None:
         """Read the sessions in a worker."""
-        self.query_one(DataTable).add_columns("id", "status", "task", "steps", "changed", "started")
+        self.query_one(DataTable).add_columns(
+            "id", "status", "applied", "task", "steps", "changed", "started"
+        )
         self._read()
 
     @work(thread=True, name="list-sessions", exit_on_error=False)
@@ -72,6 +74,7 @@ class SessionsScreen(ShowsWorkerErrors, Screen[str | None]):
             table.add_row(
                 plain_cell(record.id),
                 plain_cell(status_words(record)),
+                summary.applied,
                 plain_cell(task),
                 str(record.n_steps),
                 str(summary.changed_files),
