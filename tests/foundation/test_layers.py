@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("frogdesk.sessions",),
     ("frogdesk.attempts",),
     ("frogdesk.core", "frogdesk.doctor"),
+    ("frogdesk.evals",),
     ("frogdesk.tui",),
     ("frogdesk.commands",),
     ("frogdesk.cli",),
