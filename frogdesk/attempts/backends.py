@@ -13,6 +13,7 @@ from frogdesk.attempts.fit import AttemptsFit, fit_attempts
 from frogdesk.config import Settings
 from frogdesk.engine.backends import settings_options
 from frogdesk.engine.chat import Backend
+from frogdesk.engine.registry import kind_of, loaded_weights
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.system_memory import available_memory
 from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
@@ -39,12 +40,7 @@ def llama_fit(settings: Settings, model: str, n: int) -> AttemptsFit:
 
 def loaded_model(backend: Backend | None) -> LlamaModel | None:
     """The model of `backend` when it is a loaded llama backend (attempts can use it)."""
-    if backend is None or backend.info.kind != "llama":
-        return None
-    # loads llama_cpp: only when a llama backend is already loaded
-    from frogdesk.engine.llama.backend import LlamaBackend
-
-    return backend.model if isinstance(backend, LlamaBackend) else None
+    return loaded_weights(backend)
 
 
 def open_shared(
@@ -88,7 +84,7 @@ def attempt_backends(
 
     def build(record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
         nonlocal handed
-        if record.backend != "llama":
+        if not kind_of(record.backend).shared_weights:
             return default_backend(record, settings, replies_done)
         with lock:
             if not shared:

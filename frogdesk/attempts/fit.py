@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from frogdesk.attempts.service import AttemptsError
+from frogdesk.config import DEFAULT_MAX_CONTEXT_TOKENS
 from frogdesk.models.gguf_info import GgufInfo
 from frogdesk.models.memory import (
     CONTEXT_PAD,
@@ -76,7 +77,7 @@ def fit_attempts(
     kv_type: str = "f16",
     flash: bool | None = None,
     wanted: int = 0,
-    ceiling: int = 131072,
+    ceiling: int = DEFAULT_MAX_CONTEXT_TOKENS,
 ) -> AttemptsFit:
     """The context per attempt for `n` attempts: `wanted` when it fits (0 takes the largest,
     at most `ceiling`). Raises AttemptsError naming which N fits at which context."""

@@ -10,7 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from frogdesk.config import Settings
+from frogdesk.config import (
+    DEFAULT_MAX_CONTEXT_TOKENS,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_MAX_TOKENS_PER_TURN,
+    Settings,
+)
 from frogdesk.engine.chat import (
     Backend,
     ContentDelta,
@@ -34,7 +39,7 @@ from frogdesk.leaf.events import (
     ToolFinished,
     ToolStarted,
 )
-from frogdesk.leaf.records import LoopResult, Observation, StepRecord
+from frogdesk.leaf.records import LoopResult, Observation, StepRecord, step_of_reply
 from frogdesk.leaf.runner import ToolInfrastructureError, ToolOutcome
 
 REPEAT_NOTICE_AFTER = 3
@@ -53,9 +58,9 @@ class ToolRunnerLike(Protocol):
 class LoopConfig:
     """Budgets and sampling of one run (the vendor's evaluation values by default)."""
 
-    max_steps: int = 150
-    max_context: int = 131072
-    max_tokens_per_turn: int = 8192
+    max_steps: int = DEFAULT_MAX_STEPS
+    max_context: int = DEFAULT_MAX_CONTEXT_TOKENS
+    max_tokens_per_turn: int = DEFAULT_MAX_TOKENS_PER_TURN
     max_time: float = 0.0
     """Wall-clock budget in seconds; 0 means none."""
     temperature: float | None = 0.6
@@ -265,14 +270,11 @@ class LeafLoop:
             if isinstance(item, ToolCall)
         ]
         assistant = Message("assistant", reply.content, reply.reasoning, tuple(calls))
-        rec = tuple(reply.recoveries)
         if finish == "length":
             # the cut reply stays in the record; its half-written calls are not run
             assistant = dataclasses.replace(assistant, tool_calls=())
             self.messages.append(assistant)
-            self._record(
-                StepRecord(index, assistant, (), reply.usage, gen_seconds, 0.0, finish, rec)
-            )
+            self._record(step_of_reply(index, assistant, (), reply, gen_seconds, 0.0, finish))
             reason: ExitReason = (
                 "max_tokens_per_turn"
                 if cap >= self.config.max_tokens_per_turn
@@ -281,9 +283,7 @@ class LeafLoop:
             raise _Exit(reason, f"reply cut at {cap} tokens")
         if not ordered:
             self.messages.append(assistant)
-            self._record(
-                StepRecord(index, assistant, (), reply.usage, gen_seconds, 0.0, finish, rec)
-            )
+            self._record(step_of_reply(index, assistant, (), reply, gen_seconds, 0.0, finish))
             return reply.content
         self._run_tools(index, assistant, ordered, reply, gen_seconds, finish, stop)
         return None
@@ -324,22 +324,31 @@ class LeafLoop:
                 break
             ran.append(call)
             observations.append(
-                Observation(call.name, outcome.observation, outcome.ok, outcome.elapsed, call.id)
+                Observation(
+                    call.name,
+                    outcome.observation,
+                    outcome.ok,
+                    outcome.elapsed,
+                    call.id,
+                    outcome.command,
+                )
             )
             self.emit(
-                ToolFinished(index, i, call, outcome.observation, outcome.elapsed, outcome.ok)
+                ToolFinished(
+                    index,
+                    i,
+                    call,
+                    outcome.observation,
+                    outcome.elapsed,
+                    outcome.ok,
+                    outcome.command,
+                )
             )
         # Only calls that ran keep their place in history, so a resumed run stays well-formed.
         assistant = dataclasses.replace(assistant, tool_calls=tuple(ran))
-        step = StepRecord(
-            index,
-            assistant,
-            tuple(observations),
-            reply.usage,
-            gen_seconds,
-            time.monotonic() - tool_start,
-            finish,
-            tuple(reply.recoveries),
+        tool_seconds = time.monotonic() - tool_start
+        step = step_of_reply(
+            index, assistant, tuple(observations), reply, gen_seconds, tool_seconds, finish
         )
         self.messages.append(assistant)
         self.messages.extend(step.tool_messages())

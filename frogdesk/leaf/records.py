@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from frogdesk.engine.chat import Message, ToolCall, Usage
-from frogdesk.leaf.events import ExitReason
+from frogdesk.engine.chat import Message, Reply, ToolCall, Usage
+from frogdesk.leaf.events import CommandOutcome, ExitReason
 from frogdesk.typedjson import build
 
 
@@ -23,11 +23,14 @@ class Observation:
     elapsed: float = 0.0
     call_id: str = ""
     """The id of the call it answers; empty for a malformed call the parser rejected."""
+    command: CommandOutcome | None = None
+    """How a Bash command ended, so a reopened session shows it as the live run did."""
 
 
 @dataclass(frozen=True)
 class StepRecord:
-    """One step: the assistant message, the observations in call order, usage and timings."""
+    """One step: the assistant message, the observations in call order, usage and timings,
+    and the reply exactly as the model generated it."""
 
     step: int
     assistant: Message
@@ -36,9 +39,15 @@ class StepRecord:
     generation_seconds: float = 0.0
     tool_seconds: float = 0.0
     finish: str = ""
+    """The engine's finish reason for the reply (`stop`, `tool_calls`, `length`, ...)."""
     recoveries: tuple[str, ...] = ()
     """Drifts from the tool-call format the parser recovered in this step's reply, by kind."""
-    """The engine's finish reason for the reply (`stop`, `tool_calls`, `length`, ...)."""
+    raw_text: str = field(default="", compare=False)
+    """The reply exactly as generated (`Finished.raw_text`): the transcript keeps it beside
+    the parsed step, so a bug report or a resume has the model's own words. Not part of
+    `step_to_dict` (the store writes it beside the step) nor of comparing steps."""
+    raw_tokens: tuple[int, ...] = field(default=(), compare=False)
+    """The sampled token ids of `raw_text`, where the backend reports them (llama)."""
 
     def tool_messages(self) -> list[Message]:
         """The tool messages that follow the assistant message, one per call, in order."""
@@ -46,6 +55,31 @@ class StepRecord:
             Message("tool", obs.observation, tool_call_id=obs.call_id, name=obs.tool)
             for obs in self.observations
         ]
+
+
+def step_of_reply(
+    index: int,
+    assistant: Message,
+    observations: tuple[Observation, ...],
+    reply: Reply,
+    generation_seconds: float,
+    tool_seconds: float,
+    finish: str,
+) -> StepRecord:
+    """The record of one step, with its reply's usage, recoveries and raw text and tokens."""
+    raw = reply.finish
+    return StepRecord(
+        index,
+        assistant,
+        observations,
+        reply.usage,
+        generation_seconds,
+        tool_seconds,
+        finish,
+        tuple(reply.recoveries),
+        raw_text=raw.raw_text if raw is not None else "",
+        raw_tokens=raw.raw_tokens if raw is not None else (),
+    )
 
 
 @dataclass

@@ -13,7 +13,7 @@ from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
 from frogdesk.models.hub import RepoListing
 from frogdesk.models.local import LocalModel
 from frogdesk.models.memory import Plan, plan
-from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings, recorded_quant
+from frogdesk.models.model_warnings import ModelFacts, ModelWarning, warnings_for
 from frogdesk.models.spec import GgufName, group_files
 from frogdesk.models.system_memory import MemoryAvailable
 
@@ -117,7 +117,7 @@ def repo_rows(
             info, basis = _scaled(sibling, size), "sibling"
         if info is None:
             info, basis = _size_only(size), "size"
-        frog = is_frognano(listing.repo, group.name.path)
+        facts = ModelFacts(group.name, listing.repo)  # a file on the Hub: its name is all
         rows.append(
             CatalogRow(
                 label=group.label,
@@ -127,7 +127,7 @@ def repo_rows(
                 local_path=here.path if here else None,
                 plan=None if group.name.mmproj else plan(info, context, memory, kv_type),
                 fit_basis=basis,
-                warnings=tuple(model_warnings(group.name, frog, acknowledged, listing.repo)),
+                warnings=tuple(warnings_for(facts, acknowledged)),
             )
         )
     return rows
@@ -144,8 +144,6 @@ def local_rows(
     rows = []
     for model in local:
         info = None if model.name.mmproj else _safe_inspect(model.path)
-        frog = is_frognano(model.repo, model.name.path, info.name if info else "")
-        key = model.repo or (info.name if info and info.name else model.path.name)
         rows.append(
             CatalogRow(
                 label=f"{model.repo}/{model.name.stem}" if model.repo else model.name.stem,
@@ -156,13 +154,7 @@ def local_rows(
                 plan=plan(info, context, memory, kv_type) if info else None,
                 fit_basis="metadata",
                 warnings=tuple(
-                    model_warnings(
-                        model.name,
-                        frog,
-                        acknowledged,
-                        key,
-                        recorded_quant(info.file_type) if info else None,
-                    )
+                    warnings_for(ModelFacts.of(model.name, model.repo, info), acknowledged)
                 ),
             )
         )

@@ -1,13 +1,14 @@
-"""The honest warnings shown where a model is chosen, each with a stable id."""
+"""The honest warnings shown where a model is chosen, each with a stable id, from one producer."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from frogdesk import config
+from frogdesk.models.gguf_info import GgufInfo
 from frogdesk.models.spec import GgufName
 
 Level = Literal["info", "warning", "refusal"]
@@ -123,6 +124,52 @@ def model_warnings(
             )
         )
     return out
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What is known of one model file where its warnings are made; they depend on nothing else."""
+
+    name: GgufName
+    """The file's name, parsed (a repo-relative path or a file name)."""
+    repo: str = ""
+    """The Hub repository it comes from; "" for a file known by its path alone."""
+    gguf_name: str = ""
+    """The model name the GGUF records (`general.name`), once the file was read."""
+    file_type: str = ""
+    """The quant the GGUF records (`GgufInfo.file_type`), once the file was read."""
+    projector: bool = False
+    """The file itself says it is a vision projector, whatever its name says."""
+
+    @classmethod
+    def of(cls, name: GgufName, repo: str = "", info: GgufInfo | None = None) -> ModelFacts:
+        """The facts of a file named `name` from `repo`, with what its metadata `info` says."""
+        if info is None:
+            return cls(name, repo)
+        return cls(name, repo, info.name, info.file_type, info.is_mmproj)
+
+    @property
+    def license_model(self) -> str:
+        """The model the license notice is acknowledged for: the repo, else the GGUF's own
+        name, else the file name."""
+        return self.repo or self.gguf_name or PurePosixPath(self.name.path).name
+
+
+def warnings_for(
+    facts: ModelFacts, acknowledged: Sequence[str] = (), *, license_notice: bool = True
+) -> list[ModelWarning]:
+    """The warnings of one model file: the one place the CLI, the TUI and a switch get them.
+
+    The quant is the one the file records once it was read, a file that says it is a
+    projector is refused as one, and the license notice (only with `license_notice`) is
+    shown until acknowledged for its model.
+    """
+    frognano = is_frognano(facts.repo, facts.name.path, facts.gguf_name)
+    key = facts.license_model if license_notice else ""
+    if facts.projector and not facts.name.mmproj:
+        return model_warnings(replace(facts.name, mmproj=True), frognano, acknowledged, key)
+    quant = recorded_quant(facts.file_type)
+    return model_warnings(facts.name, frognano, acknowledged, key, quant)
 
 
 def acknowledge(config_file: Path, current: Sequence[str], key: str) -> list[str]:

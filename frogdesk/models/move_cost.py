@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
-from frogdesk.models.model_warnings import ModelWarning, is_frognano, model_warnings, recorded_quant
+from frogdesk.models.model_warnings import ModelFacts, ModelWarning, warnings_for
 from frogdesk.models.resolve import resolve_local
 from frogdesk.models.spec import parse_filename, parse_spec
 from frogdesk.paths import AppPaths
@@ -83,14 +83,10 @@ def plan_switch(
     parsed = parse_spec(spec, settings.aliases)
     name = parse_filename(path.name)
     assert name is not None  # resolve_local only returns .gguf files
-    frog = is_frognano(parsed.repo, path.name, info.name)
-    key = parsed.repo or info.name or path.name
     return SwitchPlan(
         spec=spec,
         path=path,
         info=info,
         cost=switch_cost(messages_tokens, info, prefill_tokens_per_second, settings.threads),
-        warnings=tuple(
-            model_warnings(name, frog, settings.acknowledged, key, recorded_quant(info.file_type))
-        ),
+        warnings=tuple(warnings_for(ModelFacts.of(name, parsed.repo, info), settings.acknowledged)),
     )

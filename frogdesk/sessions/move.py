@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from frogdesk.config import Settings
 from frogdesk.engine.estimate import estimate_prompt_tokens
+from frogdesk.engine.registry import kind_of, reopened_like
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.models.move_cost import SwitchPlan, plan_switch
@@ -86,7 +87,7 @@ class ModelSwitch:
         try:
             if active is not None:
                 old = active.backend
-                active.backend = _like(old, self.plan) or self.service.backend_factory(
+                active.backend = reopened_like(old, self.plan.path) or self.service.backend_factory(
                     record, active.settings, len(active.transcript.steps)
                 )
                 old.close()
@@ -94,7 +95,8 @@ class ModelSwitch:
             else:
                 active = self.service.open(record.id, record=record)
             messages = active.transcript.conversation()
-            prefill = getattr(active.backend, "prefill", None)
+            rereads = kind_of(record.backend).rereads_on_switch
+            prefill = getattr(active.backend, "prefill", None) if rereads else None
             if prefill is not None:
                 try:
                     self.evaluated = int(prefill(messages, active.tools, cancel=cancel))
@@ -110,20 +112,11 @@ class ModelSwitch:
         return active
 
 
-def _like(old: Any, plan: SwitchPlan) -> Any:
-    """A llama backend on the new file with the old one's options, when the old one is llama."""
-    from frogdesk.engine.llama.backend import LlamaBackend  # loads llama_cpp: only on a switch
-
-    if isinstance(old, LlamaBackend):
-        return LlamaBackend.like(old, plan.path)
-    return None
-
-
 def price_switch(service: SessionHost, session: str | ActiveSession, spec: str) -> ModelSwitch:
     """Resolve and price moving `session` (an id or a running session) to the model `spec`."""
     active = session if isinstance(session, ActiveSession) else None
     record = active.record if active is not None else service.store.get(str(session))
-    if record.backend != "llama":
+    if not kind_of(record.backend).local_model:
         raise SwitchRefusedError(
             f"session {record.id} runs on the {record.backend} backend; only llama sessions "
             "switch models"

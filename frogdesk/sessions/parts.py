@@ -15,6 +15,7 @@ from typing import Protocol
 from frogdesk.config import Settings
 from frogdesk.engine.backends import make_backend
 from frogdesk.engine.chat import Backend
+from frogdesk.engine.registry import kind_of
 from frogdesk.engine.script_backend import ScriptBackend, read_script
 from frogdesk.models.resolve import resolve_local
 from frogdesk.sandbox.levels import choose_shell
@@ -73,7 +74,8 @@ def default_backend(
 
     A resumed script session continues with the replies its finished steps did not use.
     """
-    if record.backend == "script":
+    kind = kind_of(record.backend)
+    if kind.replays_script:
         script = Path(record.model)
         if replies_done:
             script = _script_rest(script, replies_done, record.id)
@@ -81,7 +83,7 @@ def default_backend(
         return ScriptBackend(script)
 
     settings = dataclasses.replace(settings, backend=record.backend)
-    if record.backend == "openai":
+    if kind.remote_endpoint:
         endpoint = str(record.settings.get("openai_endpoint") or settings.openai_endpoint)
         settings = dataclasses.replace(settings, openai_endpoint=endpoint)
         return make_backend(settings, endpoint=endpoint or None)
@@ -147,15 +149,13 @@ def default_shell(
     requested: str,
     worktree: Worktree,
     settings: Settings,
-    approve: Callable[[str], bool] | None = None,
 ) -> ShellPick:
-    """The sandbox's choice of shell for the worktree; `approve` is asked at the `none` level."""
+    """The sandbox's choice of shell for the worktree (approval is the Bash tool's gate)."""
 
     choice = choose_shell(
         requested,
         worktree=worktree,
         visible_ignored=settings.visible_ignored,
-        approve=approve,
         home_toolchains=settings.sandbox_home_folders,
         max_timeout=settings.bash_max_timeout,
         limits=command_limits(settings),

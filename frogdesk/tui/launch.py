@@ -6,6 +6,7 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
+from frogdesk.engine.registry import kind_of
 from frogdesk.models.errors import ModelError
 from frogdesk.models.resolve import resolve_local
 from frogdesk.tui.app import FrogDeskApp
@@ -25,7 +26,7 @@ def build_app(
     repo: Path, settings: Settings, config_path: Path | None, *, script: Path | None = None
 ) -> FrogDeskApp:
     """The app for a repository: replaying a script, loading a local model, or picking one."""
-    if script is not None or settings.backend != "llama":
+    if script is not None or not kind_of(settings.backend).local_model:
         workbench = CoreWorkbench(repo, settings, script=script)
         return FrogDeskApp(workbench, settings, config_path=config_path)
     path = local_model(settings)

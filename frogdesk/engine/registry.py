@@ -1,0 +1,176 @@
+"""The backend kinds FrogDesk knows: how to make each one and what it can do.
+
+Callers ask a kind's capabilities (`kind_of(record.backend).local_model`) instead of
+comparing its name, so a new kind is one entry here, and this is the only module that
+tells `llama`, `openai` and `script` apart by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from frogdesk.config import Settings
+from frogdesk.engine.chat import Backend
+from frogdesk.engine.errors import BackendError
+from frogdesk.engine.llama.plan import plan_llama, say_load_notices
+from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
+from frogdesk.engine.script_backend import ScriptBackend, ScriptError
+from frogdesk.models.errors import ModelError
+
+if TYPE_CHECKING:
+    from frogdesk.engine.llama.model import LlamaModel
+
+
+@dataclass(frozen=True)
+class BackendRequest:
+    """What a kind's maker may use: the settings and the parts the caller resolved."""
+
+    settings: Settings
+    model_path: Path | None = None
+    """The GGUF file (local-model kinds)."""
+    script: Path | None = None
+    """The JSONL file of recorded replies (script kinds)."""
+    endpoint: str | None = None
+    """The endpoint URL (endpoint kinds); None takes the settings' `openai_endpoint`."""
+    progress: Callable[[float], None] | None = None
+    """Hears the load fraction (0 to 1) while a local model loads."""
+
+
+Maker = Callable[[BackendRequest], Backend]
+"""Builds a ready backend of one kind; raises BackendError when a part it needs is missing."""
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    """One backend kind: its name (as in the settings and session records), maker and abilities."""
+
+    name: str
+    make: Maker
+    local_model: bool = False
+    """Runs a GGUF on this machine, in-process: its model is resolved through the model
+    resolver, its memory planned, its warnings shown before loading, its quants switched."""
+    remote_endpoint: bool = False
+    """Talks to an OpenAI-compatible endpoint the settings name (which reports its model)."""
+    replays_script: bool = False
+    """Replays a file of recorded replies: a session's model is that file, and each session
+    replays its own (a backend loaded for others is never handed to it)."""
+    rereads_on_switch: bool = False
+    """Moving a session to another model re-reads (prefills) the whole conversation on it,
+    a cost priced and announced first."""
+    shared_weights: bool = False
+    """Parallel attempts share one model in memory: one context of N sequences."""
+    drafting: bool = False
+    """Speculative drafting (n-gram, MTP) can propose tokens that the model verifies."""
+
+
+def _make_script(request: BackendRequest) -> Backend:
+    if request.script is None:
+        raise BackendError("the script backend needs a JSONL file of replies (--script FILE)")
+    try:
+        return ScriptBackend(request.script)
+    except ScriptError as exc:
+        raise BackendError(str(exc)) from None
+
+
+def _make_openai(request: BackendRequest) -> Backend:
+    url = request.endpoint or request.settings.openai_endpoint
+    if not url:
+        raise BackendError(
+            "the openai backend needs an endpoint: set openai_endpoint, "
+            "e.g. http://localhost:8000/v1"
+        )
+    try:
+        return OpenAIBackend(url, model=request.settings.openai_model)
+    except EndpointError as exc:
+        raise BackendError(str(exc)) from None
+
+
+def _make_llama(request: BackendRequest) -> Backend:
+    model_path = request.model_path
+    if model_path is None:
+        raise BackendError("the llama backend needs a model file (.gguf)")
+    # loads llama_cpp: only when a llama backend is made
+    from frogdesk.engine.llama.backend import LlamaBackend
+
+    settings = request.settings
+    try:
+        backend = LlamaBackend(
+            model_path, plan_llama(settings, model_path), progress=request.progress
+        )
+    except ModelError as exc:
+        raise BackendError(str(exc)) from exc
+    except MemoryError:
+        raise BackendError(
+            f"not enough memory to load {model_path.name}; "
+            "try a smaller quant or a smaller context, or free some memory"
+        ) from None
+    say_load_notices(settings, model_path, backend)
+    return backend
+
+
+LLAMA = BackendKind(
+    "llama",
+    _make_llama,
+    local_model=True,
+    rereads_on_switch=True,
+    shared_weights=True,
+    drafting=True,
+)
+"""llama.cpp in-process on a local GGUF."""
+OPENAI = BackendKind("openai", _make_openai, remote_endpoint=True)
+"""Any OpenAI-compatible server (llama-server, SGLang, vLLM, LM Studio, Ollama)."""
+SCRIPT = BackendKind("script", _make_script, replays_script=True)
+"""Recorded raw replies replayed through the same parser (tests, demos, bug reports)."""
+
+KINDS: dict[str, BackendKind] = {kind.name: kind for kind in (LLAMA, OPENAI, SCRIPT)}
+"""Every kind by name, in the order the user is offered them."""
+KIND_NAMES: tuple[str, ...] = tuple(KINDS)
+"""The names the settings and `--backend` accept."""
+
+
+def _unknown(name: str) -> Maker:
+    def refuse(request: BackendRequest) -> Backend:
+        raise BackendError(f"unknown backend {name!r}: choose llama, openai or script")
+
+    return refuse
+
+
+def kind_of(name: str) -> BackendKind:
+    """The kind called `name`; an unknown name (an old or hand-edited record) gets a kind
+    that can do nothing and whose maker says which names there are."""
+    return KINDS.get(name) or BackendKind(name, _unknown(name))
+
+
+def loaded_weights(backend: Backend | None) -> LlamaModel | None:
+    """The model in memory behind `backend` when its kind shares weights and it is a whole
+    loaded backend (not one sequence of a shared context); None otherwise."""
+    if backend is None or not kind_of(backend.info.kind).shared_weights:
+        return None
+    # loads llama_cpp: only when a llama backend is already loaded
+    from frogdesk.engine.llama.backend import LlamaBackend
+
+    return backend.model if isinstance(backend, LlamaBackend) else None
+
+
+def reopened_like(backend: Backend, model_path: Path) -> Backend | None:
+    """A backend on `model_path` with `backend`'s options (context, GPU layers, drafting),
+    when `backend` is a whole loaded local model; None when there are no options to reuse."""
+    from frogdesk.engine.llama.backend import LlamaBackend  # loads llama_cpp: only on a switch
+
+    return LlamaBackend.like(backend, model_path) if isinstance(backend, LlamaBackend) else None
+
+
+def watch_prefill(backend: Backend, heard: Callable[[int, int], None] | None) -> bool:
+    """Have `backend` report each prompt prefill's progress (tokens decoded, tokens to
+    decode) where it can (a whole loaded local model); False where it cannot."""
+    if not kind_of(backend.info.kind).local_model:
+        return False
+    from frogdesk.engine.llama.backend import LlamaBackend  # loads llama_cpp: only when loaded
+
+    if not isinstance(backend, LlamaBackend):
+        return False
+    backend.watch_prefill(heard)
+    return True
