@@ -50,7 +50,7 @@ async def main() -> None:
     from frogdesk.core.workbench import CoreWorkbench
     from frogdesk.paths import AppPaths
     from frogdesk.sessions.record import SessionRecord
-    from frogdesk.sessions.runner import SessionService, SessionSpec
+    from frogdesk.sessions.service import SessionService, SessionSpec
     from frogdesk.tui.app import FrogDeskApp
     from frogdesk.tui.screens.review import ReviewScreen
     from frogdesk.tui.screens.setup import ModelSetupScreen

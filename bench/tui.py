@@ -23,7 +23,7 @@ from typing import Any
 
 from frogdesk.config import Settings
 from frogdesk.core.history import HistoryItem
-from frogdesk.core.ports import ApproveCommand
+from frogdesk.core.ports import Operator
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.engine.chat import Backend, GenerationSettings, Message, Reply, Usage
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage
@@ -93,7 +93,7 @@ class BenchWorkbench(CoreWorkbench):
         )
         self.session = session
 
-    def new_session(self, task: str, approve: ApproveCommand) -> BenchSession:
+    def new_session(self, task: str, operator: Operator) -> BenchSession:
         """The bench's session, whatever the task."""
         return self.session
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from frogdesk import __version__
 from frogdesk.commands import common, doctor, models, review, run, sessions, tool, tui
+from frogdesk.commands import eval as eval_command
 from frogdesk.errors import FrogDeskError, describe_os_error
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.logfile import listen_for_notices, route_library_logs
@@ -32,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     tui.add_tui_options(parser)
     parser.set_defaults(func=tui.main)
     sub = parser.add_subparsers(title="subcommands", metavar="COMMAND")
-    for module in (run, tool, models, sessions, review, doctor):
+    for module in (run, tool, models, sessions, review, doctor, eval_command):
         module.register(sub)
     return parser
 

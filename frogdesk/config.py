@@ -22,9 +22,38 @@ from frogdesk.errors import FrogDeskError
 DEFAULT_MODEL = "bartowski/FrogNano-4B-2609-GGUF:Q4_K_M"
 ENV_PREFIX = "FROGDESK_"
 
+APPROVAL_SETTINGS = ("auto", "always", "untrusted", "never")
+"""Values of `bash_approval`: auto is always at the none level and never elsewhere."""
+
+DEFAULT_BASH_ALLOWLIST = (
+    "ls",
+    "ls *",
+    "pwd",
+    "cat *",
+    "head *",
+    "tail *",
+    "wc *",
+    "grep *",
+    "git status",
+    "git status --short",
+    "git diff",
+    "git diff --stat",
+    "git log --oneline",
+)
+"""Read-only commands `untrusted` runs unasked: no option of theirs writes a file (which is
+why `git diff *` is not here: `--output=FILE` writes) and none runs a program it is given."""
+
 
 class ConfigError(FrogDeskError):
     """A setting is unknown or has the wrong type; the message names the key and its source."""
+
+
+DEFAULT_MAX_STEPS = 150
+"""The vendor's step budget of one run; the settings, the loop and the status bar start here."""
+DEFAULT_MAX_CONTEXT_TOKENS = 131072
+"""The vendor's context budget of one run in tokens."""
+DEFAULT_MAX_TOKENS_PER_TURN = 8192
+"""The vendor's cap on the tokens of one model reply."""
 
 
 @dataclass
@@ -65,11 +94,11 @@ class Settings:
     speculative: bool = True
     """Draft tokens from the conversation's own text and let the model verify several per
     step (llama backend; the output is the same, only faster when the model copies text)."""
-    max_steps: int = 150
+    max_steps: int = DEFAULT_MAX_STEPS
     """Step budget of one run (the vendor's evaluation used 150)."""
-    max_context_tokens: int = 131072
+    max_context_tokens: int = DEFAULT_MAX_CONTEXT_TOKENS
     """Context budget of one run in tokens (the vendor's evaluation used about 131,072)."""
-    max_tokens_per_turn: int = 8192
+    max_tokens_per_turn: int = DEFAULT_MAX_TOKENS_PER_TURN
     """Cap on the tokens of one model reply (the vendor's evaluation used 8,192)."""
     max_time: float = 0.0
     """Wall-clock budget of one run in seconds; 0 means none."""
@@ -86,8 +115,12 @@ class Settings:
     """Let the model reason in <think> before acting, as it was trained."""
     sandbox: str = "auto"
     """Shell isolation: auto, bwrap, landlock or none (none asks before every command)."""
-    bash_approval: bool = False
-    """Ask before every Bash command even when sandboxed."""
+    bash_approval: str = "auto"
+    """Ask before Bash commands: always, untrusted (those outside bash_allowlist), never, or
+    auto (always at the none sandbox level, never elsewhere); true and false read as always and auto."""
+    bash_allowlist: list[str] = field(default_factory=lambda: list(DEFAULT_BASH_ALLOWLIST))
+    """Globs a whole command must match to run unasked under bash_approval = untrusted; a
+    command with any shell metacharacter, an absolute path, `..` or `~` never matches."""
     bash_max_timeout: float = 600.0
     """Longest a Bash command may run in seconds, whatever timeout the model asks for."""
     bash_max_processes: int = 512
@@ -214,6 +247,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "sandbox": ("auto", "bwrap", "landlock", "none"),
     "kv_cache_type": ("f32", "f16", "bf16", "q8_0", "q5_1", "q5_0", "q4_1", "q4_0", "iq4_nl"),
     "flash_attn": ("auto", "on", "off"),
+    "bash_approval": APPROVAL_SETTINGS,
 }
 """Options that take one of a few words."""
 SWITCHES = frozenset({"flash_attn"})
@@ -224,6 +258,8 @@ _SWITCH_WORDS = {"1": "on", "true": "on", "yes": "on", "0": "off", "false": "off
 
 def _switch(key: str, value: Any) -> Any:
     """An old boolean spelling of a switch option as its word; any other value as it is."""
+    if key == "bash_approval":
+        return _old_approval(value)
     if key not in SWITCHES:
         return value
     if isinstance(value, bool):
@@ -231,6 +267,17 @@ def _switch(key: str, value: Any) -> Any:
     if isinstance(value, str):
         lowered = value.strip().lower()
         return _SWITCH_WORDS.get(lowered, lowered)
+    return value
+
+
+def _old_approval(value: Any) -> Any:
+    """`bash_approval` was a boolean (ask even when sandboxed): true is always, false auto."""
+    if isinstance(value, bool):
+        return "always" if value else "auto"
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        word = _SWITCH_WORDS.get(lowered)
+        return lowered if word is None else ("always" if word == "on" else "auto")
     return value
 
 

@@ -23,6 +23,7 @@ from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.leaf.trajectory import write_results
 from frogdesk.sessions.active import ActiveSession, SessionSpec
+from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.parts import BackendFactory
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.service import SessionOutcome, SessionService
@@ -140,6 +141,7 @@ def _start(
 
 def _run_one(
     item: _Running,
+    operator: Operator,
     cancel: threading.Event | None,
     on_event: AttemptEvent,
     results_root: Path | None,
@@ -150,7 +152,10 @@ def _run_one(
     started = time.monotonic()
     try:
         item.outcome = item.service.run(
-            active, cancel=cancel, on_event=lambda event: on_event(item.index, event)
+            active,
+            operator=operator,
+            cancel=cancel,
+            on_event=lambda event: on_event(item.index, event),
         )
         folder = item.service.store.session_dir(active.record.id)
         if results_root is not None:
@@ -217,11 +222,12 @@ def _result(item: _Running, check: CheckResult | None) -> AttemptResult:
     )
 
 
-def _check(item: _Running, command: str, timeout: float) -> CheckResult | None:
+def _check(item: _Running, command: str, timeout: float, operator: Operator) -> CheckResult | None:
     active = item.active
     if not command or active is None:
         return None
     try:
+        item.service.gate(active, operator).check(command)  # asked as a Bash command is
         return run_check(active.shell.shell, active.worktree.path, command, timeout)
     except Exception as exc:  # a check that cannot start counts as failed, with the reason
         return CheckResult(command, -1, f"the check could not run: {exc}", 0.0)
@@ -232,6 +238,7 @@ def run_attempts(
     spec: AttemptsSpec,
     *,
     backend_factory: BackendFactory | None = None,
+    operator: Operator = NOBODY,
     cancel: threading.Event | None = None,
     on_event: AttemptEvent | None = None,
     on_started: Callable[[Sequence[str]], None] | None = None,
@@ -241,7 +248,8 @@ def run_attempts(
 
     Every attempt is a session of its own (worktree, sandbox, transcript) with its own
     seed and the service's budgets. `backend_factory` replaces the service's one (the
-    llama backend's shared batch); `on_started` gets the session ids once all exist.
+    llama backend's shared batch); `on_started` gets the session ids once all exist;
+    `operator` is asked before the commands and checks `bash_approval` holds back.
     Each attempt's Leaf result files go to its session folder, or to
     `results_root/SESSION_ID` when given.
     """
@@ -254,8 +262,8 @@ def run_attempts(
         on_started([item.active.record.id if item.active else "" for item in running])
     events: AttemptEvent = on_event or (lambda index, event: None)
     with ThreadPoolExecutor(max_workers=spec.n, thread_name_prefix="attempt") as pool:
-        list(pool.map(lambda item: _run_one(item, cancel, events, results_root), running))
-        checks = list(pool.map(lambda item: _check(item, command, spec.check_timeout), running))
+        list(pool.map(lambda i: _run_one(i, operator, cancel, events, results_root), running))
+        checks = list(pool.map(lambda i: _check(i, command, spec.check_timeout, operator), running))
     results = [_result(item, check) for item, check in zip(running, checks, strict=True)]
     ordered = rank(results) if command else results
     best = pick(ordered) if command else None

@@ -14,7 +14,8 @@ from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.attempts.service import AttemptsError, AttemptsSpec, check_counts
 from frogdesk.attempts.verify import DEFAULT_CHECK_TIMEOUT
 from frogdesk.commands.common import UserError
-from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
+from frogdesk.commands.operator import TerminalOperator
+from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent
@@ -163,10 +164,9 @@ def run_attempts_command(
         with stop_on_signals(printer) as cancel:
             outcome = workbench.start_attempts(
                 attempts,
-                ask_on_tty,
+                TerminalOperator(printer),
                 cancel,
                 AttemptPrinter(sys.stderr, getattr(args, "quiet", False)),
-                on_plan=printer.write,
                 on_started=lambda ids: printer.write(
                     f"attempts: {' '.join(i or '-' for i in ids)}"
                 ),

@@ -16,6 +16,7 @@ from frogdesk.core.chooser import hub_choices, repo_listing
 from frogdesk.core.model_ops import drift_result, fit_context, progress_line
 from frogdesk.engine.backends import settings_options
 from frogdesk.engine.dialect_info import dialect_line, tool_call_dialect
+from frogdesk.evals.shown import eval_lines
 from frogdesk.inert import inert_line
 from frogdesk.models.catalog import CatalogRow, local_rows
 from frogdesk.models.download import Progress, download_limits
@@ -27,12 +28,11 @@ from frogdesk.models.local import all_local, hf_cache_dir, import_model
 from frogdesk.models.memory import cpu_repack_types, drafts_with_mtp, largest_context, plan
 from frogdesk.models.model_warnings import (
     LICENSE_AMBIGUOUS,
+    ModelFacts,
     ModelWarning,
     acknowledge,
-    is_frognano,
     license_key,
-    model_warnings,
-    recorded_quant,
+    warnings_for,
 )
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.remove import remove_model
@@ -141,6 +141,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         return 0
     print(_table(rows, paths))
+    for line in eval_lines([str(r.local_path) for r in rows if r.local_path], paths.data_dir):
+        print(inert_line(line))  # stored `frogdesk eval` results beside the drift
     note = f"\nfrom {inert_line(source)}; fit at {context:,} tokens of context (or the model's own maximum)"
     if any(r.fit.endswith("~") for r in rows):
         note += "; FIT~ is judged from the file size alone (pull any quant of the repo for its KV cache)"
@@ -195,9 +197,8 @@ def cmd_pull(args: argparse.Namespace) -> int:
     _say(notes)
     cache = hf_cache_dir()
     chosen = plan_pull(spec, listing, cache)
-    frog = is_frognano(spec.repo, chosen.group.name.path)
     _show_warnings(
-        model_warnings(chosen.group.name, frog, settings.acknowledged, spec.repo),
+        warnings_for(ModelFacts(chosen.group.name, spec.repo), settings.acknowledged),
         settings,
         spec.repo,
         config_path(args),
@@ -257,14 +258,9 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     name = parse_filename(path.name)
     assert name is not None
-    key = spec.repo or info.name or path.name
-    frog = is_frognano(spec.repo, path.name, info.name)
-    recorded = recorded_quant(info.file_type)
-    warnings = model_warnings(name, frog or False, settings.acknowledged, key, recorded)
-    if info.is_mmproj and not name.mmproj:
-        warnings = model_warnings(
-            parse_filename("mmproj-" + path.name) or name, frog, settings.acknowledged, key
-        )
+    facts = ModelFacts.of(name, spec.repo, info)
+    key = facts.license_model
+    warnings = warnings_for(facts, settings.acknowledged)
     dialect = tool_call_dialect(path) if info.chat_template else None
     if args.json:
         est = chosen.estimate

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,26 +18,31 @@ from frogdesk.commands.attempts import (
     check_attempt_options,
     run_attempts_command,
 )
+from frogdesk.commands.backend_flags import chosen_backend
 from frogdesk.commands.common import UserError, load_settings
-from frogdesk.commands.progress import ProgressPrinter, ask_on_tty, stop_on_signals
-from frogdesk.config import Settings
+from frogdesk.commands.operator import TerminalOperator
+from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
+from frogdesk.config import APPROVAL_SETTINGS, DEFAULT_MAX_STEPS, Settings
 from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
 from frogdesk.engine.llama.errors import ModelLoadError
 from frogdesk.engine.llama.gguf import read_gguf_header
+from frogdesk.engine.registry import KIND_NAMES, SCRIPT, kind_of, watch_prefill
+from frogdesk.engine.toolcall.crossdialect import OTHER_DIALECT
+from frogdesk.engine.toolcall.dialect import DIALECTS
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import (
     Notice,
 )
-from frogdesk.leaf.records import recovery_counts
+from frogdesk.leaf.records import StepRecord, recovery_counts
 from frogdesk.leaf.trajectory import write_results
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import file_type_name
-from frogdesk.models.model_warnings import is_frognano, model_warnings, recorded_quant
+from frogdesk.models.model_warnings import ModelFacts, warnings_for
 from frogdesk.models.spec import parse_filename
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
 
-BACKENDS = ("llama", "openai", "script")
+BACKENDS = KIND_NAMES
 
 
 def register(sub: Any) -> None:
@@ -67,13 +72,22 @@ def register(sub: Any) -> None:
         help="JSONL of raw replies (script backend); with --attempts N, once or once per attempt",
     )
     parser.add_argument("--output", type=Path, default=None, help="folder for the result files")
-    parser.add_argument("--max-steps", type=int, default=None, help="step budget (default 150)")
+    parser.add_argument(
+        "--max-steps", type=int, default=None, help=f"step budget (default {DEFAULT_MAX_STEPS})"
+    )
     parser.add_argument("--max-context", type=int, default=None, help="context budget in tokens")
     parser.add_argument("--max-tokens-per-turn", type=int, default=None, help="cap per reply")
     parser.add_argument("--max-time", type=float, default=None, help="wall-clock budget in seconds")
     parser.add_argument("--temperature", type=float, default=None, help="sampling temperature")
     parser.add_argument("--seed", type=int, default=None, help="sampling seed")
     parser.add_argument("--sandbox", choices=("auto", "bwrap", "landlock", "none"), default=None)
+    parser.add_argument(
+        "--approve",
+        choices=APPROVAL_SETTINGS,
+        default=None,
+        help="ask before Bash commands: always, untrusted (outside bash_allowlist), never, "
+        "or auto (always at the none level); default: the bash_approval setting",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     parser.add_argument("--apply", action="store_true", help="apply every change to the repository")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
@@ -91,24 +105,26 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         "temperature": args.temperature,
         "seed": args.seed,
         "sandbox": args.sandbox,
+        "bash_approval": getattr(args, "approve", None),
         "openai_endpoint": args.endpoint,
     }
 
 
 def main(args: argparse.Namespace) -> int:
     """Run the session to its end; exit 0 when the agent gave a final answer, 1 otherwise."""
+    args.backend = chosen_backend(args.backend, args.endpoint)
     settings = load_settings(args, _overrides(args))
     backend = settings.backend
     scripts: list[Path] = args.script or []
-    if args.script is not None:
-        backend = "script" if args.backend in (None, "script") else backend
+    if args.script is not None and (args.backend is None or kind_of(args.backend).replays_script):
+        backend = SCRIPT.name
     if backend not in BACKENDS:
         raise UserError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
     attempts = args.attempts if args.attempts is not None else settings.attempts
     check_attempt_options(args, attempts, len(scripts), settings.check_timeout)
-    if backend == "script" and args.script is None:
+    if kind_of(backend).replays_script and args.script is None:
         raise UserError("the script backend needs --script FILE")
-    if backend == "openai" and not (args.endpoint or settings.openai_endpoint):
+    if kind_of(backend).remote_endpoint and not (args.endpoint or settings.openai_endpoint):
         raise UserError(
             "the openai backend needs --endpoint URL (or openai_endpoint in the settings)"
         )
@@ -120,7 +136,7 @@ def main(args: argparse.Namespace) -> int:
         model=args.model or "",
         script=scripts[0] if scripts else None,
     )
-    if backend == "llama":
+    if kind_of(backend).local_model:
         try:  # a missing model is refused before a worktree is made for it
             resolve_model_path(spec.model, settings)
         except ModelError as exc:
@@ -128,7 +144,9 @@ def main(args: argparse.Namespace) -> int:
     workbench = headless_workbench(args, settings, spec.repo)
     if attempts != 1 or len(scripts) > 1 or args.check is not None:
         return run_attempts_command(workbench, spec, attempts, [str(s) for s in scripts], args)
-    return run_session(workbench, args, lambda printer: workbench.start(spec, ask_on_tty))
+    return run_session(
+        workbench, args, lambda printer: workbench.start(spec, TerminalOperator(printer))
+    )
 
 
 def headless_workbench(args: argparse.Namespace, settings: Settings, repo: Path) -> CoreWorkbench:
@@ -143,8 +161,10 @@ def headless_workbench(args: argparse.Namespace, settings: Settings, repo: Path)
 
 
 def loading_backends(quiet: bool) -> BackendFactory:
-    """The default backends, a llama model's load shown as a percentage on stderr."""
+    """The default backends, a llama model's load shown as a percentage on stderr, and each
+    prompt's prefill as llama.cpp decodes it (tokens, rate, ETA)."""
     shown = [-1]
+    prefill = ProgressPrinter(sys.stderr, quiet)
 
     def line(fraction: float) -> None:
         percent = int(fraction * 100)
@@ -157,9 +177,13 @@ def loading_backends(quiet: bool) -> BackendFactory:
 
     def factory(record: Any, settings: Any, replies_done: int = 0) -> Any:
         shown[0] = -1
-        if record.backend not in ("script", "openai"):
-            _warn_before_loading(resolve_model_path(record.model, settings), warned)
-        return default_backend(record, settings, replies_done, progress=None if quiet else line)
+        if not kind_of(record.backend).local_model:
+            return default_backend(record, settings, replies_done)
+        _warn_before_loading(resolve_model_path(record.model, settings), warned)
+        backend = default_backend(record, settings, replies_done, progress=None if quiet else line)
+        if not quiet:
+            watch_prefill(backend, prefill.prefill)
+        return backend
 
     return factory
 
@@ -181,12 +205,31 @@ def _warn_before_loading(path: Path, warned: set[Path]) -> None:
         return
     meta = header.metadata
     code = meta.get("general.file_type")
-    quant = recorded_quant(file_type_name(code if isinstance(code, int) else None, path))
-    frog = is_frognano(path.name, str(meta.get("general.name", "")))
-    for warning in model_warnings(name, frog, file_quant=quant):
+    quant = file_type_name(code if isinstance(code, int) else None, path)
+    facts = ModelFacts(name, gguf_name=str(meta.get("general.name", "")), file_type=quant)
+    for warning in warnings_for(facts, license_notice=False):
         if warning.level != "info":
             line = f"frogdesk: {warning.level}: {warning.text} [{warning.id}]"
             print(inert_line(line), file=sys.stderr)
+
+
+def other_dialect_lines(dialect: str, steps: Sequence[StepRecord]) -> list[str]:
+    """A line per dialect the model's replies were read in that is not its own."""
+    counts = recovery_counts(steps)
+    own = DIALECTS.get(dialect)
+    own_title = own.title if own is not None else (dialect or "unknown")
+    lines = []
+    for kind, n in counts.items():
+        if not kind.startswith(OTHER_DIALECT):
+            continue
+        seen = DIALECTS.get(kind[len(OTHER_DIALECT) :])
+        form = seen.title if seen is not None else kind[len(OTHER_DIALECT) :]
+        times = "once" if n == 1 else f"{n} times"
+        lines.append(
+            f"the model's reply looked like a tool call in {form} but not in this model's "
+            f"dialect ({own_title}); read as a call {times}"
+        )
+    return lines
 
 
 def run_session(
@@ -218,10 +261,14 @@ def run_session(
     printer.write(f"wrote {traj_path} and {patch_path}")
     if getattr(args, "apply", False) and outcome.patch:
         printer.write(workbench.apply_all(outcome.record.id, printer.write))
+    for line in other_dialect_lines(outcome.record.dialect, outcome.result.steps):
+        printer.write(f"frogdesk: {line}")
     if args.json:
         summary = {
             "session_id": outcome.record.id,
             "exit_reason": outcome.result.exit_reason,
+            "error": outcome.result.error,
+            "dialect": outcome.record.dialect,
             "n_steps": outcome.result.n_steps,
             "output_dir": str(output.expanduser().resolve()),
             "files_changed": outcome.files_changed,

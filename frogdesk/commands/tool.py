@@ -80,20 +80,16 @@ def session_shell(workdir: Path, requested: str, private_dir: Path) -> Shell:
     """The shell the agent would get in `workdir`: the session's own for a FrogDesk worktree.
 
     Any other folder gets the same isolation level with `workdir` as the only writable
-    place (HOME and tmp under `private_dir`); the user typed the command, so the `none`
-    level does not ask again.
+    place (HOME and tmp under `private_dir`); the user typed the command, so it runs
+    without an approval gate at every level.
     """
-
-    def approve(command: str) -> bool:
-        return True
-
     try:
         worktree = load_worktree(workdir.parent, workdir.name)
     except Exception:
         worktree = None
     if worktree is not None:
-        return choose_shell(requested, worktree=worktree, approve=approve).shell
-    return confined_shell(requested, workdir, approve=approve, private_dir=private_dir).shell
+        return choose_shell(requested, worktree=worktree).shell
+    return confined_shell(requested, workdir, private_dir=private_dir).shell
 
 
 def main(args: argparse.Namespace) -> int:

@@ -41,7 +41,8 @@ def history_items(transcript: Transcript) -> list[HistoryItem]:
             observation = found.observation if found is not None else ""
             ok = found.ok if found is not None else False
             elapsed = found.elapsed if found is not None else 0.0
-            items.append(ToolFinished(step.step, index, call, observation, elapsed, ok))
+            command = found.command if found is not None else None
+            items.append(ToolFinished(step.step, index, call, observation, elapsed, ok, command))
     items += [
         UserTurn(f.message.content)
         for f in transcript.followups

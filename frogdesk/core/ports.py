@@ -17,10 +17,8 @@ from frogdesk.models.move_cost import SwitchPlan
 from frogdesk.review.apply import ApplyResult
 from frogdesk.review.decisions import HunkDecisions
 from frogdesk.review.undo import UndoResult
+from frogdesk.sessions.operator import Operator as Operator  # re-exported: the faces implement it
 from frogdesk.sessions.record import SessionRecord
-
-ApproveCommand = Callable[[str], bool]
-"""Asked from a worker thread before a Bash command runs; True lets it run."""
 
 AttemptEvents = Callable[[int, LoopEvent], None]
 """Receives each attempt's loop events with its index, from the attempts' threads."""
@@ -52,6 +50,12 @@ class AgentSession(Protocol):
         """How many files of the worktree differ from the session's base snapshot."""
         ...
 
+    def toolchain(self) -> list[str]:
+        """What the session's shell finds: each tool's path inside its sandbox (python with its
+        version and venv) or "not found", then what of the launch environment it is not shown
+        and why; [] when the session is not open for a run. Runs one command in the sandbox."""
+        ...
+
 
 @dataclass(frozen=True)
 class SessionSummary:
@@ -59,6 +63,8 @@ class SessionSummary:
 
     record: SessionRecord
     changed_files: int = 0
+    applied: str = "not applied"
+    """Whether its changes were applied (and undone), in words (review.records.ApplyState)."""
 
 
 class Workbench(Protocol):
@@ -76,11 +82,12 @@ class Workbench(Protocol):
         """The shell isolation level sessions get."""
         ...
 
-    def new_session(self, task: str, approve: ApproveCommand) -> AgentSession:
-        """Create a worktree and a session for a task (blocking: call from a worker)."""
+    def new_session(self, task: str, operator: Operator) -> AgentSession:
+        """Create a worktree and a session for a task (blocking: call from a worker); the
+        session asks and tells `operator`, the face's user, for all its runs."""
         ...
 
-    def open_session(self, session_id: str, approve: ApproveCommand) -> AgentSession:
+    def open_session(self, session_id: str, operator: Operator) -> AgentSession:
         """Reopen a stored session of any status but discarded (blocking): an interrupted one
         resumes, a finished one continues with the next user message."""
         ...
@@ -112,7 +119,7 @@ class Workbench(Protocol):
         """Undo the session's newest apply; None when there is none (blocking)."""
         ...
 
-    def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> AgentSession:
+    def send_back(self, session_id: str, comment: str, operator: Operator) -> AgentSession:
         """Queue the review's feedback for the model; running the result continues (blocking)."""
         ...
 
@@ -140,7 +147,7 @@ class Workbench(Protocol):
         task: str,
         n: int,
         check: str,
-        approve: ApproveCommand,
+        operator: Operator,
         cancel: threading.Event,
         on_event: AttemptEvents,
     ) -> AttemptsOutcome:

@@ -18,7 +18,7 @@ from frogdesk.config import Settings
 from frogdesk.core.chooser import pull_missing
 from frogdesk.core.history import HistoryItem, history_items
 from frogdesk.core.model_ops import load_backend
-from frogdesk.core.ports import AgentSession, ApproveCommand, AttemptEvents, SessionSummary
+from frogdesk.core.ports import AgentSession, AttemptEvents, SessionSummary
 from frogdesk.core.reviewing import (
     SessionReview,
     apply_all,
@@ -28,6 +28,7 @@ from frogdesk.core.reviewing import (
 )
 from frogdesk.engine.chat import Backend, BackendInfo
 from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
+from frogdesk.engine.registry import kind_of
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.models.download import ProgressCallback
 from frogdesk.models.hub_http import NO_RETRY, RetryPolicy
@@ -35,10 +36,13 @@ from frogdesk.models.move_cost import SwitchPlan, plan_switch
 from frogdesk.paths import AppPaths
 from frogdesk.review.apply import ApplyResult
 from frogdesk.review.decisions import HunkDecisions, save_decisions
+from frogdesk.review.records import apply_state
 from frogdesk.review.undo import UndoResult
 from frogdesk.sandbox.levels import detect
+from frogdesk.sandbox.tool_report import toolchain_summary
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
 from frogdesk.sessions.move import ModelSwitch, measured_prefill_rate
+from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.parts import BackendFactory, default_backend
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
@@ -61,7 +65,7 @@ def session_spec(
     if backend is None and script is not None:
         return SessionSpec(task, repo, backend="script", script=str(script))
     kind = backend or settings.backend
-    default = settings.openai_model if kind == "openai" else settings.model
+    default = settings.openai_model if kind_of(kind).remote_endpoint else settings.model
     return SessionSpec(
         task,
         repo,
@@ -74,7 +78,8 @@ def session_spec(
 
 class CoreSession:
     """An AgentSession over the core: the first run of a new session continues its opening;
-    each later run reopens the stored transcript, after the user's message when there is one."""
+    each later run reopens the stored transcript, after the user's message when there is one.
+    Its operator, given once when the session is handed out, answers for every run."""
 
     def __init__(
         self,
@@ -82,8 +87,11 @@ class CoreSession:
         record: SessionRecord,
         active: ActiveSession | None = None,
         overrides: dict[str, Any] | None = None,
+        operator: Operator = NOBODY,
     ) -> None:
         self.service = service
+        self.operator = operator
+        """Asked before the Bash commands `bash_approval` holds back; told the notices."""
         self._record = record
         self.active = active
         """The session as it runs in this process; None until it runs (or was just opened)."""
@@ -119,7 +127,9 @@ class CoreSession:
         """Run the loop; a prompt after the first run becomes the model's next user message."""
         active = self.prepare(prompt)
         self._ready = False
-        self.outcome = self.service.run(active, cancel=cancel, on_event=emit)
+        self.outcome = self.service.run(
+            active, operator=self.operator, cancel=cancel, on_event=emit
+        )
 
     def close(self) -> None:
         """Let go of the backend and shell the session ran with (the record stays)."""
@@ -140,6 +150,12 @@ class CoreSession:
         """Files of the worktree that differ from the session's base snapshot."""
         record = self.record
         return len(worktree_diff(Path(record.worktree), record.base_commit).files)
+
+    def toolchain(self) -> list[str]:
+        """What the session's shell finds (its tools, what it is not shown); [] when not open."""
+        if self.active is None or not self._ready:
+            return []
+        return toolchain_summary(self.active.shell.shell, Path(self.record.worktree))
 
 
 class CoreWorkbench:
@@ -163,7 +179,6 @@ class CoreWorkbench:
         self.script = script
         self.attempt_scripts = tuple(attempt_scripts)
         """Script backend: one script per attempt (else every attempt replays `script`)."""
-        self._approve: ApproveCommand | None = None
         self._sandbox_level = sandbox_level
         self._opened: dict[str, CoreSession] = {}
         self._load = backend_factory or default_backend
@@ -172,21 +187,16 @@ class CoreWorkbench:
             paths or AppPaths.default(),
             settings,
             backend_factory=self._backend_for,
-            approve=self._ask,
         )
 
     def _backend_for(
         self, record: SessionRecord, settings: Settings, replies_done: int = 0
     ) -> Backend:
-        if self.backend is not None and record.backend != "script":
+        if self.backend is not None and not kind_of(record.backend).replays_script:
             return self.backend
         return self._load(record, settings, replies_done)
 
-    def _ask(self, command: str) -> bool:
-        return self._approve(command) if self._approve is not None else False
-
-    def _hand_out(self, session: CoreSession, approve: ApproveCommand) -> CoreSession:
-        self._approve = approve
+    def _hand_out(self, session: CoreSession) -> CoreSession:
         self._opened[session.record.id] = session
         return session
 
@@ -194,10 +204,10 @@ class CoreWorkbench:
         """The loaded model, the script being replayed, or the endpoint (no request made)."""
         if self.backend is not None:
             return self.backend.info
-        if self.script is not None or self.settings.backend == "script":
+        if self.script is not None or kind_of(self.settings.backend).replays_script:
             name = self.script.name if self.script is not None else Path(self.settings.model).name
             return BackendInfo("script", name, device="script")
-        if self.settings.backend == "openai":
+        if kind_of(self.settings.backend).remote_endpoint:
             endpoint = self._endpoint()
             if endpoint is None:
                 return BackendInfo("openai", "no endpoint set", device="openai")
@@ -219,7 +229,7 @@ class CoreWorkbench:
     def server_model(self) -> str:
         """The model the openai endpoint reports ("" for other backends); blocks, so call it
         from a worker."""
-        if self.settings.backend != "openai" or self.script is not None:
+        if not kind_of(self.settings.backend).remote_endpoint or self.script is not None:
             return ""
         endpoint = self._endpoint()
         if endpoint is None:
@@ -240,20 +250,19 @@ class CoreWorkbench:
         kind = self.backend.info.kind if self.backend is not None else None
         return session_spec(task, self.repo, self.settings, backend=kind, script=self.script)
 
-    def new_session(self, task: str, approve: ApproveCommand) -> AgentSession:
+    def new_session(self, task: str, operator: Operator) -> AgentSession:
         """Create the worktree and the session (blocking)."""
-        return self.start(self._spec(task), approve)
+        return self.start(self._spec(task), operator)
 
-    def start(self, spec: SessionSpec, approve: ApproveCommand) -> CoreSession:
+    def start(self, spec: SessionSpec, operator: Operator) -> CoreSession:
         """Create the worktree and the session `spec` describes (blocking)."""
-        self._approve = approve
         active = self.service.start(spec)
-        return self._hand_out(CoreSession(self.service, active.record, active), approve)
+        return self._hand_out(CoreSession(self.service, active.record, active, operator=operator))
 
     def open_session(
         self,
         session_id: str,
-        approve: ApproveCommand,
+        operator: Operator,
         overrides: dict[str, Any] | None = None,
     ) -> CoreSession:
         """Reopen a stored session of any status but discarded; its next run continues it,
@@ -264,7 +273,9 @@ class CoreWorkbench:
         if shown_status(record) == "running" and record.pid != os.getpid():
             raise SessionBusyError(f"session {record.id} is running (pid {record.pid})")
         self.service.store.repair_transcript(record.id)
-        return self._hand_out(CoreSession(self.service, record, overrides=overrides), approve)
+        return self._hand_out(
+            CoreSession(self.service, record, overrides=overrides, operator=operator)
+        )
 
     def add_message(self, session_id: str, text: str) -> None:
         """Queue the user's next message to a stored session, for its next run (blocking)."""
@@ -278,13 +289,12 @@ class CoreWorkbench:
     def switch_stored(
         self,
         switch: ModelSwitch,
-        approve: ApproveCommand,
+        operator: Operator,
         overrides: dict[str, Any] | None = None,
     ) -> CoreSession:
         """Open the priced session on its new model, conversation re-read (blocking)."""
         active = switch.perform()
-        session = CoreSession(self.service, active.record, active, overrides)
-        return self._hand_out(session, approve)
+        return self._hand_out(CoreSession(self.service, active.record, active, overrides, operator))
 
     def sessions(self) -> Sequence[SessionSummary]:
         """This repository's sessions, newest first, with their changed-file counts (blocking)."""
@@ -297,7 +307,8 @@ class CoreWorkbench:
             if record.status != "discarded" and Path(record.worktree).is_dir():
                 with contextlib.suppress(Exception):  # a broken worktree still lists, as 0
                     changed = len(worktree_diff(Path(record.worktree), record.base_commit).files)
-            out.append(SessionSummary(record, changed))
+            applied = apply_state(self.session_dir(record.id)).words()
+            out.append(SessionSummary(record, changed, applied))
         out.sort(key=lambda s: s.record.created_at, reverse=True)
         return out
 
@@ -369,21 +380,23 @@ class CoreWorkbench:
         """Undo the session's newest apply."""
         return undo_latest(self.service.store, session_id)
 
-    def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> CoreSession:
+    def send_back(self, session_id: str, comment: str, operator: Operator) -> CoreSession:
         """Revert rejected hunks, queue the feedback; the returned session continues (blocking)."""
-        return self.sent_back(session_id, comment, approve)[1]
+        return self.sent_back(session_id, comment, operator)[1]
 
     def sent_back(
-        self, session_id: str, comment: str, approve: ApproveCommand
+        self, session_id: str, comment: str, operator: Operator
     ) -> tuple[SentBack, CoreSession]:
         """`send_back`, with what was reverted and the message the model gets."""
         sent, active = self.service.send_back(session_id, comment)
-        return sent, self._hand_out(CoreSession(self.service, active.record, active), approve)
+        session = CoreSession(self.service, active.record, active, operator=operator)
+        return sent, self._hand_out(session)
 
     def _active_llama(self, session_id: str) -> ActiveSession | None:
         opened = self._opened.get(session_id)
         active = opened.active if opened is not None else None
-        return active if active is not None and active.record.backend == "llama" else None
+        local = active is not None and kind_of(active.record.backend).local_model
+        return active if local else None
 
     def price_switch(self, path: Path, session_id: str | None, context_tokens: int) -> SwitchPlan:
         """The cost of moving to `path`: from the session's own token count where it ran here."""
@@ -421,7 +434,7 @@ class CoreWorkbench:
     def _record_model(self, session_id: str, model: str) -> None:
         store = self.service.store
         record = store.get(session_id)
-        if record.backend != "llama":
+        if not kind_of(record.backend).local_model:
             return
         record.model = model
         store.update(record)
@@ -439,12 +452,11 @@ class CoreWorkbench:
         task: str,
         n: int,
         check: str,
-        approve: ApproveCommand,
+        operator: Operator,
         cancel: threading.Event,
         on_event: AttemptEvents,
     ) -> AttemptsOutcome:
         """N attempts through the core's attempts service (blocking)."""
-        self._approve = approve
         spec = self._spec(task)
         scripts = tuple(str(s) for s in self.attempt_scripts) or (
             (spec.script,) if spec.script else ()
@@ -460,34 +472,33 @@ class CoreWorkbench:
             check=check,
             check_timeout=self.settings.check_timeout,
         )
-        return self.start_attempts(attempts, approve, cancel, on_event)
+        return self.start_attempts(attempts, operator, cancel, on_event)
 
     def start_attempts(
         self,
         attempts: AttemptsSpec,
-        approve: ApproveCommand,
+        operator: Operator,
         cancel: threading.Event,
         on_event: AttemptEvents,
         *,
-        on_plan: Callable[[str], None] | None = None,
         on_started: Callable[[Sequence[str]], None] | None = None,
         results_root: Path | None = None,
     ) -> AttemptsOutcome:
-        """The attempts `attempts` describes (blocking): `on_plan` hears the context each llama
-        attempt gets, `on_started` the session ids; result files under `results_root`."""
-        self._approve = approve
+        """The attempts `attempts` describes (blocking): `operator` answers for every attempt
+        (each asks with its own command) and hears the context each llama attempt gets,
+        `on_started` the session ids; result files under `results_root`."""
         n = attempts.n
-        if attempts.backend == "llama" and n > 1:
+        if kind_of(attempts.backend).shared_weights and n > 1:
             # says which N fits before anything starts
             fit = llama_fit(self.settings, attempts.model, n)
-            if on_plan is not None:
-                on_plan(fit.describe())
+            operator.progress(fit.describe())
         # the loaded model's weights serve the attempts too: one model in memory
-        with attempt_backends(n, on_plan, loaded=loaded_model(self.backend)) as factory:
+        with attempt_backends(n, operator.progress, loaded=loaded_model(self.backend)) as factory:
             return run_attempts(
                 self.service,
                 attempts,
                 backend_factory=factory,
+                operator=operator,
                 cancel=cancel,
                 on_event=on_event,
                 on_started=on_started,

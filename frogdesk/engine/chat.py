@@ -7,6 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from frogdesk.config import DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_MAX_TOKENS_PER_TURN
+
 Role = Literal["system", "user", "assistant", "tool"]
 FinishReason = Literal["stop", "tool_calls", "length", "cancelled", "error", "max_context_len"]
 ToolChoice = Literal["auto", "required", "none"]
@@ -73,9 +75,9 @@ class GenerationSettings:
     top_p: float | None = None
     top_k: int | None = None
     min_p: float | None = None
-    max_tokens: int = 8192
+    max_tokens: int = DEFAULT_MAX_TOKENS_PER_TURN
     """Per-turn token cap; a reply cut by it finishes with `length`."""
-    max_context: int = 131072
+    max_context: int = DEFAULT_MAX_CONTEXT_TOKENS
     """Context budget; a request that cannot fit finishes with `max_context_len`."""
     seed: int | None = None
     tool_choice: ToolChoice = "auto"

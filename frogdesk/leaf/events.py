@@ -36,6 +36,29 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
+class CommandOutcome:
+    """How a Bash command ended, as the shell reported it (not read back from the text)."""
+
+    exit_code: int
+    stopped: bool = False
+    """The user stopped it (Esc, Ctrl-C)."""
+    timed_out: bool = False
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether it ran to the end and exited 0."""
+        return self.exit_code == 0 and not self.stopped and not self.timed_out
+
+    def describe(self) -> str:
+        """A few words for people: `exit 0`, `exit 1`, `stopped`, `timed out`."""
+        if self.timed_out:
+            return "timed out"
+        if self.stopped:
+            return "stopped"
+        return f"exit {self.exit_code}"
+
+
+@dataclass(frozen=True)
 class ToolFinished:
     """A tool call ran; `observation` is exactly what the model sees."""
 
@@ -45,6 +68,9 @@ class ToolFinished:
     observation: str
     elapsed: float
     ok: bool
+    """The tool ran (a Bash command that exits 1 ran: its outcome says how it ended)."""
+    command: CommandOutcome | None = None
+    """How a Bash command ended; None for the other tools (and calls that never ran)."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from frogdesk.beneath import EscapeError
+from frogdesk.leaf.approval import CommandGate
 from frogdesk.leaf.globwalk import glob_beneath
 from frogdesk.leaf.paths import (
     Located,
@@ -35,7 +36,7 @@ from frogdesk.leaf.textfile import (
     replace_at,
 )
 from frogdesk.sandbox.process import dropped_chars
-from frogdesk.sandbox.shells.protocol import Shell
+from frogdesk.sandbox.shells.protocol import Shell, ShellResult
 
 READ_LIMIT = 20_000
 """Characters of a Read observation before it is cut."""
@@ -256,9 +257,11 @@ class ShellMissingError(RuntimeError):
 class LeafTools:
     """The tool implementations over one workdir; each returns the observation or raises."""
 
-    def __init__(self, workdir: Path, shell: Shell | None) -> None:
+    def __init__(self, workdir: Path, shell: Shell | None, gate: CommandGate | None = None) -> None:
         self.workdir = workdir
         self.shell = shell
+        self.gate = gate
+        """Asked before each Bash command at every sandbox level; None runs it unasked."""
 
     def read(self, args: Mapping[str, Any]) -> str:
         """Read: the displayed path, then `N. text` lines, streamed; over the size cap refused.
@@ -365,19 +368,27 @@ class LeafTools:
 
     def bash(self, args: Mapping[str, Any], cancel: threading.Event | None = None) -> str:
         """Bash: run through the session shell; exit code, stdout and stderr, or the timeout."""
+        return self.bash_result(args, cancel)[0]
+
+    def bash_result(
+        self, args: Mapping[str, Any], cancel: threading.Event | None = None
+    ) -> tuple[str, ShellResult]:
+        """Bash's observation and what the command did (exit code, stopped, timed out)."""
         command = _required(args, "command")
         if not command.strip():
             raise ValueError("command is required")
         timeout = bash_timeout(args)
         if self.shell is None:
             raise ShellMissingError("no shell is available for Bash")
+        if self.gate is not None:
+            self.gate.check(command)  # a refusal is the observation; nothing has run
         result = self.shell.run(command, self.workdir, timeout, cancel)
         streams = f"STDOUT:\n{result.stdout}\nSTDERR:\n{result.stderr}"
         if result.timed_out:
             head = f"Timed out after {result.limit or timeout:.1f}s"
         else:
             head = f"Exit code: {result.exit_code}"
-        return truncate(f"{head}\n{streams}", BASH_LIMIT, dropped_chars(result))
+        return truncate(f"{head}\n{streams}", BASH_LIMIT, dropped_chars(result)), result
 
 
 def bash_timeout(args: Mapping[str, Any]) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -135,7 +135,6 @@ def choose_shell(
     *,
     worktree: Worktree | None,
     visible_ignored: Sequence[str] = (),
-    approve: Callable[[str], bool] | None = None,
     user_home: Path | None = None,
     private_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
@@ -146,7 +145,7 @@ def choose_shell(
     """Build the shell for a session at the strongest level allowed by `requested`.
 
     "auto" tries bwrap, then landlock, then none; a named level that cannot work raises
-    SandboxError. `approve` is asked before each command at the none level.
+    SandboxError. Approval is not the shell's: the Bash tool's gate asks (leaf.approval).
     """
     level, reason = detect(requested)
     policy: SandboxPolicy
@@ -165,14 +164,13 @@ def choose_shell(
         policy = bare_policy(
             private_dir or Path(tempfile.mkdtemp(prefix="frogdesk-sandbox-")), environ, limits
         )
-    return _shell_for(level, reason, policy, approve)
+    return _shell_for(level, reason, policy)
 
 
 def confined_shell(
     requested: str,
     folder: Path,
     *,
-    approve: Callable[[str], bool] | None = None,
     private_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
     limits: CommandLimits | None = None,
@@ -188,14 +186,13 @@ def confined_shell(
         raise SandboxError(f"{folder} is not a folder")
     private = private_dir or Path(tempfile.mkdtemp(prefix="frogdesk-sandbox-"))
     policy = folder_policy(folder, private, environ, limits=limits)
-    return _shell_for(level, reason, policy, approve)
+    return _shell_for(level, reason, policy)
 
 
 def _shell_for(
     level: SandboxLevel,
     reason: str,
     policy: SandboxPolicy,
-    approve: Callable[[str], bool] | None,
 ) -> ShellChoice:
     """The shell of `level` enforcing `policy`, with what the user must be told."""
     warnings = [*policy.warnings, *limit_notes(policy.limits)]
@@ -213,6 +210,6 @@ def _shell_for(
         warnings = [*landlock.warnings, *warnings, PARTIAL_NOTICE]
         shell = landlock
     else:
-        shell = NoneShell(policy, approve)
+        shell = NoneShell(policy)
         warnings.append(NONE_WARNING)
     return ShellChoice(shell=shell, level=level, reason=reason, warnings=warnings)

@@ -18,7 +18,9 @@ from typing import Any
 from frogdesk.config import Settings
 from frogdesk.durable import sweep_tree
 from frogdesk.engine.chat import Message
+from frogdesk.engine.registry import kind_of
 from frogdesk.errors import DiskFullError, FrogDeskError
+from frogdesk.leaf.approval import CommandGate, approval_mode
 from frogdesk.leaf.events import LoopEvent, Notice
 from frogdesk.leaf.loop import LoopConfig, run_loop
 from frogdesk.leaf.records import LoopResult, StepRecord, add_drafts
@@ -28,6 +30,7 @@ from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
 from frogdesk.sessions.move import ModelSwitch, price_switch
+from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.parts import (
     BackendFactory,
     ShellFactory,
@@ -36,7 +39,6 @@ from frogdesk.sessions.parts import (
     prune_worktrees,
 )
 from frogdesk.sessions.patch import worktree_diff
-from frogdesk.sessions.rawtap import RawReplyTap
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
 from frogdesk.sessions.starting import new_record, opening_messages, with_opening
@@ -69,6 +71,12 @@ class SessionOutcome:
     trajectory: dict[str, Any] = field(default_factory=dict)
 
 
+UNASKED_WARNING = (
+    "No sandbox and bash_approval = never: Bash commands run with your own permissions "
+    "without asking you."
+)
+
+
 def _settings_from(record: SessionRecord, fallback: Settings) -> Settings:
     known = {f.name for f in dataclasses.fields(Settings)}
     values = {k: v for k, v in record.settings.items() if k in known}
@@ -85,16 +93,13 @@ class SessionService:
         *,
         backend_factory: BackendFactory = default_backend,
         shell_factory: ShellFactory | None = None,
-        approve: Callable[[str], bool] | None = None,
         prune: bool = True,
     ) -> None:
         self.paths = paths
         self.settings = settings
         self.store = SessionStore(paths.sessions_dir)
         self.backend_factory = backend_factory
-        self.shell_factory: ShellFactory = shell_factory or (
-            lambda requested, wt, s: default_shell(requested, wt, s, approve)
-        )
+        self.shell_factory: ShellFactory = shell_factory or default_shell
         self.pruned: list[str] = self._clear_leftovers() if prune else []
         """Names of the stale or orphaned worktrees removed when the service started."""
 
@@ -222,17 +227,24 @@ class SessionService:
         self,
         active: ActiveSession,
         *,
+        operator: Operator = NOBODY,
         cancel: threading.Event | None = None,
         on_event: Callable[[LoopEvent], None] | None = None,
     ) -> SessionOutcome:
         """Run (or continue) the loop; every finished step is on disk before the next starts.
 
+        `operator` is asked before each Bash command the `bash_approval` setting holds back
+        (`gate`); the default, nobody, refuses them.
+
         A full disk (or quota, or read-only file system) while the session writes its
         files stops the run with DiskFullError; the transcript keeps its last whole step
         and the worktree stays, so the session resumes once there is space.
         """
+        gate = self.gate(active, operator)
+        if gate.mode == "never" and active.shell.level == "none":
+            operator.notice(Notice(UNASKED_WARNING, "warning"))
         try:
-            return self._run(active, cancel=cancel, on_event=on_event)
+            return self._run(active, gate, cancel=cancel, on_event=on_event)
         except OSError as exc:
             if not is_full_disk(exc):
                 raise
@@ -252,9 +264,19 @@ class SessionService:
                 session_id=record.id,
             ) from exc
 
+    def gate(self, active: ActiveSession, operator: Operator = NOBODY) -> CommandGate:
+        """The approval gate of the session's Bash commands (and attempts' checks).
+
+        From this service's settings, not the session's record: approval is how the user
+        works now (`run --approve`, the TUI's setting), and old records hold a boolean.
+        """
+        mode = approval_mode(self.settings.bash_approval, active.shell.level)
+        return CommandGate(mode, tuple(self.settings.bash_allowlist), operator.approve)
+
     def _run(
         self,
         active: ActiveSession,
+        gate: CommandGate,
         *,
         cancel: threading.Event | None,
         on_event: Callable[[LoopEvent], None] | None,
@@ -272,10 +294,8 @@ class SessionService:
         if problem and on_event is not None:
             on_event(Notice(problem, "warning"))
 
-        tap = RawReplyTap(active.backend)
-
         def persist(step: StepRecord) -> None:
-            self.store.append_step(record.id, step, tap.last_raw, tap.last_tokens)
+            self.store.append_step(record.id, step, step.raw_text, step.raw_tokens)
             record.n_steps = step.step + 1
             for kind in step.recoveries:
                 record.recoveries[kind] = record.recoveries.get(kind, 0) + 1
@@ -283,10 +303,10 @@ class SessionService:
             self.store.update(record)
             watch.save()
 
-        runner = ToolRunner(active.worktree.path, active.shell.shell)
+        runner = ToolRunner(active.worktree.path, active.shell.shell, gate)
         try:
             result = run_loop(
-                tap,
+                active.backend,
                 active.tools,
                 runner,
                 LoopConfig.from_settings(active.settings),
@@ -319,7 +339,7 @@ class SessionService:
             output_patch=diff.patch,
             extras=TrajectoryExtras(
                 session_id=record.id,
-                model_file=record.model if record.backend == "script" else info.model,
+                model_file=record.model if kind_of(record.backend).replays_script else info.model,
                 quant=info.quant,
                 backend=info.kind,
                 sandbox_level=active.shell.level,

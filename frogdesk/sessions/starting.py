@@ -7,6 +7,7 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.engine.chat import Message
+from frogdesk.engine.registry import kind_of
 from frogdesk.leaf.schemas import system_prompt
 from frogdesk.sessions.active import SessionSpec
 from frogdesk.sessions.record import SessionRecord
@@ -22,8 +23,9 @@ from frogdesk.worktree.checkout import Worktree
 
 def new_record(spec: SessionSpec, worktree: Worktree, settings: Settings) -> SessionRecord:
     """The record of a session just made in `worktree` (its id is the worktree's name)."""
-    model = spec.script if spec.backend == "script" else spec.model or settings.model
-    if spec.backend == "llama" and model.endswith(".gguf") and Path(model).expanduser().is_file():
+    kind = kind_of(spec.backend)
+    model = spec.script if kind.replays_script else spec.model or settings.model
+    if kind.local_model and model.endswith(".gguf") and Path(model).expanduser().is_file():
         model = str(Path(model).expanduser().resolve())  # so a resume from elsewhere finds it
     settings_data = dataclasses.asdict(settings)
     if spec.endpoint:
@@ -34,7 +36,7 @@ def new_record(spec: SessionSpec, worktree: Worktree, settings: Settings) -> Ses
         worktree=str(worktree.path),
         base_commit=worktree.base_commit,
         task=spec.task,
-        model=str(Path(model).resolve()) if spec.backend == "script" else model,
+        model=str(Path(model).resolve()) if kind.replays_script else model,
         backend=spec.backend,
         settings=settings_data,
         git_dir=str(worktree.git_dir),

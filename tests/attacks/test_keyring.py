@@ -129,9 +129,7 @@ def test_none_level_reads_the_keyring(tmp_path: Path, user_key: tuple[str, str])
     description, secret = user_key
     folder = tmp_path / "work"
     folder.mkdir()
-    choice = confined_shell(
-        "none", folder, approve=lambda command: True, private_dir=tmp_path / "private"
-    )
+    choice = confined_shell("none", folder, private_dir=tmp_path / "private")
     result = choice.shell.run(_read_key_command(description, "frogdesk-none-level"), folder, 60)
     assert f"PAYLOAD {secret}" in result.stdout, result
     assert _in_user_keyring("frogdesk-none-level")

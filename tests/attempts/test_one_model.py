@@ -15,6 +15,7 @@ from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.paths import AppPaths
+from frogdesk.sessions.operator import NOBODY
 from tests.support.scripted import make_repo
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
@@ -25,7 +26,7 @@ def attempts(bench: CoreWorkbench) -> AttemptsOutcome:
         "fix add in calc.py",
         2,
         "true",
-        approve=lambda _command: False,
+        operator=NOBODY,
         cancel=threading.Event(),
         on_event=lambda _index, _event: None,
     )

@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from frogdesk.engine.chat import ToolCall
+from frogdesk.leaf.approval import CommandGate, approval_mode
+from frogdesk.leaf.runner import ToolRunner
 from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import NONE_WARNING, ROOT_WARNING, choose_shell, detect
 from frogdesk.sandbox.shells.bwrap import find_bwrap
-from frogdesk.sandbox.shells.none import CommandDeclined
 from frogdesk.worktree.checkout import Worktree
 
 
@@ -40,29 +42,35 @@ def test_unknown_level_is_refused() -> None:
         detect("docker")
 
 
+def _bash(runner: ToolRunner, command: str) -> str:
+    return runner.run(ToolCall("Bash", {"command": command})).observation
+
+
 def test_none_level_asks_before_every_command(worktree: Worktree, user_home: Path) -> None:
+    """Approval is the Bash tool's gate now; its default at the none level asks every time."""
     asked: list[str] = []
 
     def approve(command: str) -> bool:
         asked.append(command)
         return command.startswith("echo")
 
-    choice = choose_shell("none", worktree=worktree, approve=approve, user_home=user_home)
+    choice = choose_shell("none", worktree=worktree, user_home=user_home)
     assert choice.level == "none"
     assert NONE_WARNING in choice.warnings
-    result = choice.shell.run("echo approved > out.txt", worktree.path, 30)
-    assert result.exit_code == 0
+    gate = CommandGate(approval_mode("auto", choice.level), ask=approve)
+    runner = ToolRunner(worktree.path, choice.shell, gate)
+    assert _bash(runner, "echo approved > out.txt").startswith("Exit code: 0\n")
     assert (worktree.path / "out.txt").read_text() == "approved\n"
-    with pytest.raises(CommandDeclined):
-        choice.shell.run("touch declined.txt", worktree.path, 30)
+    declined = _bash(runner, "touch declined.txt")
+    assert declined == "CommandDeclined: the user did not approve this command"
     assert not (worktree.path / "declined.txt").exists()
     assert asked == ["echo approved > out.txt", "touch declined.txt"]
 
 
 def test_none_level_without_a_hook_runs_nothing(worktree: Worktree) -> None:
     choice = choose_shell("none", worktree=worktree)
-    with pytest.raises(CommandDeclined):
-        choice.shell.run("touch ran.txt", worktree.path, 30)
+    runner = ToolRunner(worktree.path, choice.shell, CommandGate(approval_mode("auto", "none")))
+    assert _bash(runner, "touch ran.txt").startswith("CommandDeclined: ")
     assert not (worktree.path / "ran.txt").exists()
 
 
@@ -70,7 +78,7 @@ def test_none_level_still_clears_the_environment(
     worktree: Worktree, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SECRET_TOKEN", "tok-NONE-LEVEL")
-    choice = choose_shell("none", worktree=worktree, approve=lambda c: True)
+    choice = choose_shell("none", worktree=worktree)
     result = choice.shell.run("env", worktree.path, 30)
     assert "tok-NONE-LEVEL" not in result.stdout
     assert "HOME=" in result.stdout
@@ -82,9 +90,7 @@ def test_root_warning_matches_the_user(worktree: Worktree) -> None:
 
 
 def test_shell_without_a_worktree_gets_a_private_workdir(tmp_path: Path) -> None:
-    choice = choose_shell(
-        "auto", worktree=None, private_dir=tmp_path / "private", approve=lambda c: True
-    )
+    choice = choose_shell("auto", worktree=None, private_dir=tmp_path / "private")
     work = tmp_path / "private" / "work"
     result = choice.shell.run("echo ok > f && cat f", work, 30)
     assert result.stdout == "ok\n"

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from frogdesk.core.history import HistoryItem
-from frogdesk.core.ports import ApproveCommand, SessionSummary
+from frogdesk.core.ports import Operator, SessionSummary
 from frogdesk.engine.chat import BackendInfo
 from frogdesk.leaf.events import LoopEvent, RunFinished, ToolFinished, ToolStarted
 from frogdesk.sessions.record import SessionRecord
@@ -24,7 +24,7 @@ class ReplaySession:
     gate: threading.Event = field(default_factory=threading.Event)
     prompts: list[str] = field(default_factory=list)
     changed: int = 0
-    approve: ApproveCommand | None = None
+    operator: Operator | None = None
     """Asked before each Bash call when set (the TUI's answer decides the observation)."""
     answers: list[bool] = field(default_factory=list)
     shown: list[HistoryItem] = field(default_factory=list)
@@ -44,8 +44,8 @@ class ReplaySession:
             if cancel.is_set():
                 yield RunFinished("cancelled", "", n_steps=1)
                 return
-            if isinstance(event, ToolStarted) and event.call.name == "Bash" and self.approve:
-                answer = self.approve(str(event.call.arguments.get("command", "")))
+            if isinstance(event, ToolStarted) and event.call.name == "Bash" and self.operator:
+                answer = self.operator.approve(str(event.call.arguments.get("command", "")))
                 self.answers.append(answer)
                 if not answer:
                     yield event
@@ -61,6 +61,9 @@ class ReplaySession:
 
     def changed_files(self) -> int:
         return self.changed
+
+    def toolchain(self) -> list[str]:
+        return []
 
 
 @dataclass
@@ -87,14 +90,14 @@ class ReplayWorkbench:
 
     fail_with: str = ""
 
-    def new_session(self, task: str, approve: ApproveCommand) -> ReplaySession:
+    def new_session(self, task: str, operator: Operator) -> ReplaySession:
         self.tasks.append(task)
         if self.fail_with:
             raise RuntimeError(self.fail_with)
-        self.session.approve = approve if self.level == "none" else None
+        self.session.operator = operator if self.level == "none" else None
         return self.session
 
-    def open_session(self, session_id: str, approve: ApproveCommand) -> ReplaySession:
+    def open_session(self, session_id: str, operator: Operator) -> ReplaySession:
         return self.session
 
     def sessions(self) -> Sequence[SessionSummary]:
@@ -104,6 +107,6 @@ class ReplayWorkbench:
         self.discarded.append(session_id)
         return self.session.record
 
-    def send_back(self, session_id: str, comment: str, approve: ApproveCommand) -> ReplaySession:
+    def send_back(self, session_id: str, comment: str, operator: Operator) -> ReplaySession:
         self.sent_back.append(comment)
         return self.session

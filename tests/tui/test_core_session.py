@@ -64,3 +64,23 @@ async def test_scripted_session_end_to_end(tmp_path: Path, sandbox_level: str) -
     assert (
         len(stored) == 1 and stored[0].record.status == "finished" and stored[0].changed_files == 1
     )
+
+
+async def test_a_new_session_says_what_its_shell_finds(tmp_path: Path, sandbox_level: str) -> None:
+    repo = make_repo(tmp_path)
+    script = write_script(tmp_path / "fix.jsonl", fixing_replies())
+    app, _ = make_app(repo, script, tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = app.screen
+        assert isinstance(screen, SessionScreen)
+        await pilot.press(*"make the tests pass", "enter")
+        await wait_for(
+            pilot, lambda: screen.last_exit is not None and not screen.running, "the run", 120
+        )
+        notices = [str(n.render()) for n in screen.conversation.query(".notice")]
+        [shell] = [n for n in notices if n.startswith("The session's shell finds:")]
+        lines = shell.splitlines()[1:]
+        tools = {line.split()[0]: line.split(maxsplit=1)[1] for line in lines if line.strip()}
+        assert {"python", "python3", "pytest", "node", "npm"} <= set(tools)
+        # python3 is on every machine these tests run on; its path is the sandbox's own view
+        assert tools["python3"].startswith("/") and "not found" not in tools["python3"]

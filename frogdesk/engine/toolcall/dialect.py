@@ -13,13 +13,22 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from frogdesk.engine.chat import EngineEvent, ToolCall, ToolSchema
+from frogdesk.engine.toolcall.crossdialect import CrossDialectParser, DialectNames
 from frogdesk.engine.toolcall.grammar import CALL_TRIGGER, ToolGrammar, tool_call_grammar
+from frogdesk.engine.toolcall.hermes import FORM as HERMES_FORM
 from frogdesk.engine.toolcall.hermes import HermesToolParser, render_tool_call_hermes
 from frogdesk.engine.toolcall.hermes_grammar import hermes_call_grammar
 from frogdesk.engine.toolcall.parser import QwenXmlToolParser, render_tool_call_xml
 
 QWEN3_CODER_XML = "qwen3_coder_xml"
 HERMES_JSON = "hermes_json"
+XML_TITLE = "Qwen3-Coder XML in <tool_call>"
+HERMES_TITLE = "Hermes JSON in <tool_call>"
+XML_FORM = (
+    "<tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>"
+)
+_XML_NAMES = DialectNames(QWEN3_CODER_XML, XML_TITLE, XML_FORM)
+_HERMES_NAMES = DialectNames(HERMES_JSON, HERMES_TITLE, HERMES_FORM)
 
 
 class ToolCallParser(Protocol):
@@ -79,7 +88,7 @@ class QwenXmlDialect:
     """Qwen3-Coder XML: `<tool_call>\\n<function=NAME>\\n<parameter=KEY>\\nVALUE ...`."""
 
     name: str = QWEN3_CODER_XML
-    title: str = "Qwen3-Coder XML in <tool_call>"
+    title: str = XML_TITLE
     trigger: str = CALL_TRIGGER
 
     def parser(
@@ -90,9 +99,16 @@ class QwenXmlDialect:
         id_prefix: str = "call_",
         strict: bool = False,
     ) -> ToolCallParser:
-        """A `QwenXmlToolParser`."""
-        return QwenXmlToolParser(
-            tools, starts_in_reasoning=starts_in_reasoning, id_prefix=id_prefix, strict=strict
+        """A `QwenXmlToolParser`, with Hermes read alongside (see `toolcall.crossdialect`)."""
+        return CrossDialectParser(
+            QwenXmlToolParser(
+                tools, starts_in_reasoning=starts_in_reasoning, id_prefix=id_prefix, strict=strict
+            ),
+            HermesToolParser(
+                tools, starts_in_reasoning=starts_in_reasoning, id_prefix=id_prefix, strict=strict
+            ),
+            _XML_NAMES,
+            _HERMES_NAMES,
         )
 
     def grammar(
@@ -111,7 +127,7 @@ class HermesDialect:
     """Hermes: `<tool_call>\\n{"name": NAME, "arguments": {...}}\\n</tool_call>`."""
 
     name: str = HERMES_JSON
-    title: str = "Hermes JSON in <tool_call>"
+    title: str = HERMES_TITLE
     trigger: str = CALL_TRIGGER
 
     def parser(
@@ -122,9 +138,16 @@ class HermesDialect:
         id_prefix: str = "call_",
         strict: bool = False,
     ) -> ToolCallParser:
-        """A `HermesToolParser`."""
-        return HermesToolParser(
-            tools, starts_in_reasoning=starts_in_reasoning, id_prefix=id_prefix, strict=strict
+        """A `HermesToolParser`, with the XML form read alongside (see `toolcall.crossdialect`)."""
+        return CrossDialectParser(
+            HermesToolParser(
+                tools, starts_in_reasoning=starts_in_reasoning, id_prefix=id_prefix, strict=strict
+            ),
+            QwenXmlToolParser(
+                tools, starts_in_reasoning=starts_in_reasoning, id_prefix=id_prefix, strict=strict
+            ),
+            _HERMES_NAMES,
+            _XML_NAMES,
         )
 
     def grammar(

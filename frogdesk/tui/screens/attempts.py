@@ -18,7 +18,7 @@ from textual.widgets import Button, Input, Label, Static
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
 from frogdesk.attempts.service import MAX_ATTEMPTS
-from frogdesk.core.ports import ApproveCommand, Workbench
+from frogdesk.core.ports import Operator, Workbench
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted
 from frogdesk.tui.bindings import attempts_bindings
@@ -165,13 +165,14 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
     BINDINGS: ClassVar[list[BindingType]] = attempts_bindings()
 
     def __init__(
-        self, workbench: Workbench, task: str, request: AttemptsRequest, approve: ApproveCommand
+        self, workbench: Workbench, task: str, request: AttemptsRequest, operator: Operator
     ) -> None:
         super().__init__()
         self.workbench = workbench
         self.task_text = task
         self.request = request
-        self.approve = approve
+        self.operator = operator
+        """The session screen: asked about held-back commands and checks of every attempt."""
         self.cancel = threading.Event()
         self.outcome: AttemptsOutcome | None = None
         self.selected = 0
@@ -216,7 +217,7 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
                 self.task_text,
                 self.request.n,
                 self.request.check,
-                self.approve,
+                self.operator,
                 self.cancel,
                 on_event,
             )

@@ -7,6 +7,7 @@ from textual.screen import Screen
 
 from frogdesk.config import Settings
 from frogdesk.core.ports import Workbench
+from frogdesk.leaf.events import Notice
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.tui.messages import WorkFailed
 from frogdesk.tui.screens.attempts import (
@@ -27,6 +28,14 @@ class StartsAttempts(Screen[None]):
 
     def approve(self, command: str) -> bool:
         """Ask the user about one Bash command (the session screen's own dialog)."""
+        raise NotImplementedError
+
+    def notice(self, notice: Notice) -> None:
+        """Show a notice of the core (the session screen's conversation)."""
+        raise NotImplementedError
+
+    def progress(self, line: str) -> None:
+        """Show what the core is doing (the session screen's conversation)."""
         raise NotImplementedError
 
     def open_review(self, record: SessionRecord) -> None:
@@ -50,7 +59,7 @@ class StartsAttempts(Screen[None]):
         self.app.push_screen(AttemptsSetupScreen(n, command, reason), start)
 
     def _open_attempts(self, task: str, request: AttemptsRequest) -> None:
-        screen = AttemptsScreen(self.workbench, task, request, self.approve)
+        screen = AttemptsScreen(self.workbench, task, request, self)
 
         def chosen(choice: AttemptChoice | None) -> None:
             if choice is not None and screen.outcome is not None:

@@ -67,21 +67,27 @@ class StopChoiceScreen(ModalScreen[tuple[StopAnswer, str]]):
 
 
 class ApproveCommandScreen(ModalScreen[bool]):
-    """Asks before one Bash command runs without a sandbox."""
+    """Asks before one Bash command the `bash_approval` setting holds back, at any level."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Run it", id="approve_yes"),
         Binding("n,escape", "answer(False)", "Refuse", id="approve_no"),
     ]
 
-    def __init__(self, command: str) -> None:
+    def __init__(self, command: str, sandbox: str = "none") -> None:
         super().__init__()
         self.command = command
+        self.sandbox = sandbox
+        """The level the command would run at: the question says it."""
 
     def compose(self) -> ComposeResult:
         """The command and two buttons."""
+        if self.sandbox == "none":
+            title = "Run this command without a sandbox?"
+        else:
+            title = f"Run this command (in the {self.sandbox} sandbox)?"
         with Vertical(classes="dialog"):
-            yield Label("Run this command without a sandbox?", classes="dialog-title")
+            yield Label(title, classes="dialog-title")
             yield Static(Content(inert_command(self.command)), classes="dialog-command")
             warning = command_warning(self.command)
             if warning:

@@ -17,10 +17,19 @@ from frogdesk.config import Settings
 from frogdesk.core.history import UserTurn
 from frogdesk.core.ports import AgentSession, Workbench
 from frogdesk.core.status import ending_words, status_words
-from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted, StepUsage, ToolFinished
+from frogdesk.engine.registry import kind_of
+from frogdesk.leaf.events import (
+    LoopEvent,
+    Notice,
+    RunFinished,
+    StepStarted,
+    StepUsage,
+    ToolFinished,
+)
 from frogdesk.leaf.records import add_drafts
 from frogdesk.models.move_cost import SwitchPlan
 from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.sendback import sent_back_words
 from frogdesk.tui.bindings import session_bindings
 from frogdesk.tui.gil import decode_switch_interval
 from frogdesk.tui.messages import ChangedFiles, QuantSwitched, RunEnded, SessionOpened, WorkFailed
@@ -48,7 +57,11 @@ _CHANGING_TOOLS = {"Write", "Edit", "Bash"}
 
 
 class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
-    """One agent session; the loop runs in a worker and streams into an EventBuffer."""
+    """One agent session; the loop runs in a worker and streams into an EventBuffer.
+
+    The screen is its sessions' operator: it asks about the Bash commands the
+    `bash_approval` setting holds back (a modal) and shows the core's notices.
+    """
 
     BINDINGS = session_bindings()
 
@@ -62,7 +75,6 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self.cancel = threading.Event()
         self.running = False
         self.last_exit: RunFinished | None = None
-        self.require_approval = settings.bash_approval
         self._generating = False
         self._speed_shown = 0.0
         self._drafts: dict[str, dict[str, int]] = {}
@@ -84,6 +96,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             model=short_model(info.model),
             quant=info.quant,
             device=info.device,
+            dialect=info.dialect,
             sandbox=self.workbench.sandbox_level(),
             context_budget=min(
                 self.settings.max_context_tokens,
@@ -93,7 +106,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         )
         self.set_interval(FRAME_SECONDS, self.flush, name="stream-frame")
         self.query_one(PromptInput).focus()
-        if info.kind == "openai":
+        if kind_of(info.kind).remote_endpoint:
             self._ask_server_model()
 
     @work(thread=True, name="server-model", exit_on_error=False)
@@ -149,10 +162,13 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
     @work(thread=True, name="open-session", exit_on_error=False)
     def _open_session(self, task: str) -> None:
         try:
-            session = self.workbench.new_session(task, self.approve)
+            session = self.workbench.new_session(task, self)
         except Exception as exc:  # shown to the user by the WorkFailed handler
             self.post_message(WorkFailed("opening the session", f"{type(exc).__name__}: {exc}"))
             return
+        tools = session.toolchain()
+        if tools:
+            self.buffer.push(Notice("The session's shell finds:\n" + "\n".join(tools)))
         self.post_message(SessionOpened(session, task))
 
     async def on_session_opened(self, message: SessionOpened) -> None:
@@ -292,6 +308,14 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         conversation = self.conversation
         conversation.set_reasoning_collapsed(not conversation.reasoning_collapsed)
 
+    def notice(self, notice: Notice) -> None:
+        """Show a notice of the core in the conversation (from the worker, like the events)."""
+        self.buffer.push(notice)
+
+    def progress(self, line: str) -> None:
+        """Show what a long operation of the core is doing (the plan of N attempts)."""
+        self.buffer.push(Notice(line))
+
     def approve(self, command: str) -> bool:
         """Ask the user about one Bash command (called from the worker; waits for the answer)."""
         answer: Future[bool] = Future()
@@ -299,7 +323,8 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         def done(result: bool | None) -> None:
             answer.set_result(bool(result))
 
-        self.app.call_from_thread(self.app.push_screen, ApproveCommandScreen(command), done)
+        question = ApproveCommandScreen(command, self.workbench.sandbox_level())
+        self.app.call_from_thread(self.app.push_screen, question, done)
         while not answer.done():
             if self.cancel.wait(0.05):
                 self.app.call_from_thread(self._drop_approval)
@@ -322,6 +347,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             if outcome is not None and outcome[0] == "send_back":
                 self.running = True
                 self.status.update_info(state="sending back")
+                self.call_later(self.conversation.add_user, sent_back_words(outcome[1]))
                 self._send_back(record.id, outcome[1])
 
         screen = ReviewScreen(self.workbench, record.id, self.syntax_style)
@@ -330,7 +356,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
     @work(thread=True, name="send-back", exit_on_error=False)
     def _send_back(self, session_id: str, comment: str) -> None:
         try:
-            session = self.workbench.send_back(session_id, comment, self.approve)
+            session = self.workbench.send_back(session_id, comment, self)
         except Exception as exc:
             self.post_message(WorkFailed("sending the review back", f"{type(exc).__name__}: {exc}"))
             return
@@ -358,7 +384,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
     @work(thread=True, name="open-stored-session", exit_on_error=False)
     def _open_stored(self, session_id: str) -> None:
         try:
-            session = self.workbench.open_session(session_id, self.approve)
+            session = self.workbench.open_session(session_id, self)
             history = list(session.history())
         except Exception as exc:
             self.post_message(WorkFailed("opening the session", f"{type(exc).__name__}: {exc}"))
@@ -371,7 +397,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         if self.running:
             self.notify("Stop the model first (Escape).", severity="warning")
             return
-        if self.workbench.backend_info().kind != "llama":
+        if not kind_of(self.workbench.backend_info().kind).local_model:
             self.notify("This backend has no quants to switch.", severity="warning")
             return
         session_id = self.session.record.id if self.session is not None else None
@@ -413,7 +439,11 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         """Show the new model; the conversation stays."""
         info = message.info
         self.status.update_info(
-            model=info.model, quant=info.quant, device=info.device, state="ready"
+            model=info.model,
+            quant=info.quant,
+            device=info.device,
+            state="ready",
+            dialect=info.dialect,
         )
         await self.conversation.add_notice(
             f"Switched to {info.model} {info.quant}; the next run re-reads the conversation."

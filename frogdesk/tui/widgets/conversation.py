@@ -163,7 +163,7 @@ class Conversation(VerticalScroll):
                 found = ToolCard(event.call, self.syntax_style)
                 self._cards[(event.step, event.index)] = found
                 await self.mount(found)
-            found.finish(event.observation, event.elapsed, event.ok)
+            found.finish(event.observation, event.elapsed, event.ok, event.command)
         elif isinstance(event, Notice):
             await self.add_notice(event.text, event.level)
         elif isinstance(event, RunFinished):

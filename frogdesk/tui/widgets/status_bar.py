@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from textual.content import Content
 from textual.widgets import Static
 
+from frogdesk.config import DEFAULT_MAX_STEPS
 from frogdesk.inert import inert_line
 
 
@@ -22,7 +23,7 @@ class StatusInfo:
     context_used: int = 0
     context_budget: int = 0
     step: int = 0
-    max_steps: int = 150
+    max_steps: int = DEFAULT_MAX_STEPS
     tokens_per_second: float = 0.0
     """Tokens generated per second of decoding (drafted tokens the model accepted included)."""
     changed_files: int = 0
@@ -33,6 +34,16 @@ class StatusInfo:
     """Of those, the tokens the model accepted."""
     by_drafter: tuple[tuple[str, int, int], ...] = ()
     """(drafter, drafted, accepted) for each drafter that drafted in this session."""
+    dialect: str = ""
+    """The model's tool-call dialect id (`hermes_json`, ...); "" when the backend does not say."""
+
+
+_DIALECT_WORDS = {"qwen3_coder_xml": "XML calls", "hermes_json": "Hermes calls"}
+
+
+def dialect_words(dialect: str) -> str:
+    """The dialect in two words beside the model (`XML calls`); "" for none."""
+    return _DIALECT_WORDS.get(dialect, f"{dialect} calls" if dialect else "")
 
 
 def draft_fields(drafts: Mapping[str, Mapping[str, int]]) -> dict[str, object]:
@@ -77,8 +88,10 @@ def format_status(info: StatusInfo) -> Content:
         )
     files = "1 file changed" if info.changed_files == 1 else f"{info.changed_files} files changed"
     sep = " │ "
+    calls = dialect_words(info.dialect)
     return Content.assemble(
         (inert_line(info.model + quant), "bold"),
+        (f" ({inert_line(calls)})" if calls else "", "dim"),
         sep,
         (inert_line(info.state), "italic"),
         sep,

@@ -12,6 +12,7 @@ from textual.widgets import Collapsible, Static
 
 from frogdesk.engine.chat import ToolCall
 from frogdesk.inert import inert_line
+from frogdesk.leaf.events import CommandOutcome
 from frogdesk.tui.untrusted import plain_block, plain_line
 from frogdesk.tui.widgets.diffs import diff_syntax, edit_diff
 
@@ -47,6 +48,16 @@ def card_title(call: ToolCall, status: str, elapsed: float | None) -> str:
     return f"{call.name}  {main_argument(call)}  · {status}{timing}"
 
 
+def finished_status(ok: bool, command: CommandOutcome | None) -> tuple[str, bool]:
+    """The card's status word and whether it reads as success: a Bash command that exited
+    non-zero, was stopped or timed out says so rather than `ok`."""
+    if not ok:
+        return "error", False
+    if command is None or command.succeeded:
+        return "ok", True
+    return command.describe(), False
+
+
 class ToolCard(Collapsible):
     """One tool call; collapsed by default, expands to its observation (and diff for edits)."""
 
@@ -68,10 +79,13 @@ class ToolCard(Collapsible):
         # Collapsible parses its title as markup; a model's command must stay literal text.
         self._title.label = plain_line(title)
 
-    def finish(self, observation: str, elapsed: float, ok: bool) -> None:
-        """Show the result (UI thread)."""
+    def finish(
+        self, observation: str, elapsed: float, ok: bool, command: CommandOutcome | None = None
+    ) -> None:
+        """Show the result (UI thread); a Bash command's outcome says how it ended."""
         self.observation = observation
-        self.title = card_title(self.call, "ok" if ok else "error", elapsed)
+        status, good = finished_status(ok, command)
+        self.title = card_title(self.call, status, elapsed)
         self.remove_class("-running")
-        self.add_class("-ok" if ok else "-error")
+        self.add_class("-ok" if good else "-error")
         self._observation_view.update(plain_block(observation))
