@@ -9,13 +9,15 @@ where the bug stays. The user's repository, venv included, is unchanged byte for
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.attacks.harness import Outcome, bash, call, reply, run_attack
+from tests.attacks.harness import Outcome, bash, call, frogdesk, reply, run_attack
+from tests.support.scripted import write_script
 from tests.support.toolchain_repo import BUGGY, FIXED, PACKAGE_FILE, tree_hashes, venv_repo
 
 LEVELS = ("bwrap", "landlock")
@@ -103,3 +105,29 @@ def test_the_user_side_still_runs_the_users_code(repo: Path, tmp_path: Path) -> 
     )
     assert done.stdout.strip() == "-1"
     assert FIXED != BUGGY
+
+
+def test_attempts_pass_the_detected_check_with_the_repositorys_venv(
+    repo: Path, tmp_path: Path, level: str
+) -> None:
+    """`run --attempts 2`: the detected check (pytest, from the repository's `.venv`) passes
+    the attempt that fixed the code and fails the one that did not, in each one's sandbox."""
+    before = tree_hashes(repo)
+    fix = call("Edit", file_path=PACKAGE_FILE, old_string="return a - b", new_string="return a + b")
+    right = write_script(
+        tmp_path / "right.jsonl", [reply("add subtracts.", fix), reply("Done.", answer="Fixed.")]
+    )
+    idle = write_script(tmp_path / "idle.jsonl", [reply("Nothing.", answer="No change.")])
+    done = frogdesk(
+        "run", "fix add", "--repo", str(repo), "--backend", "script", "--attempts", "2",
+        "--script", str(right), "--script", str(idle), "--sandbox", level, "--json", "--quiet",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    first, second = data["attempts"]
+    assert "pytest" in first["check"]["command"], first["check"]
+    assert first["check"]["exit_code"] == 0, first["check"]
+    # The control: the same detected check, in the attempt that left the bug, fails.
+    assert second["check"]["exit_code"] != 0, second["check"]
+    assert data["chosen"] == first["session_id"]
+    assert tree_hashes(repo) == before
