@@ -43,6 +43,18 @@ from frogdesk.leaf.records import LoopResult, Observation, StepRecord, step_of_r
 from frogdesk.leaf.runner import ToolInfrastructureError, ToolOutcome
 
 REPEAT_NOTICE_AFTER = 3
+STEP_SEED_STRIDE = 1 << 16
+"""How far apart two steps' sampling seeds are: more than the tokens of one reply, whose own
+draws move the seed on by one per token (see engine.llama.sampling)."""
+
+
+def step_seed(seed: int | None, step: int) -> int | None:
+    """The sampling seed of one step's reply in a seeded run: the run's seed moved on by the
+    step, so the run is reproducible while its replies do not all draw the same random
+    numbers (a reply on almost the same conversation would otherwise repeat itself)."""
+    return None if seed is None else (seed + step * STEP_SEED_STRIDE) & 0x7FFFFFFF
+
+
 """Identical steps in a row (same calls, same observations) before the user is told."""
 
 
@@ -222,13 +234,13 @@ class LeafLoop:
         return min(self.config.max_tokens_per_turn, room)
 
     def _generate(
-        self, cap: int, stop: _StopSignal
+        self, cap: int, stop: _StopSignal, index: int
     ) -> tuple[Reply, list[ToolCall | ToolCallError]]:
         settings = GenerationSettings(
             temperature=self.config.temperature,
             max_tokens=cap,
             max_context=self.config.max_context,
-            seed=self.config.seed,
+            seed=step_seed(self.config.seed, index),
             enable_thinking=self.config.enable_thinking,
         )
         reply = Reply()
@@ -251,7 +263,7 @@ class LeafLoop:
         self.emit(StepStarted(index))
         cap = self._budget()
         gen_start = time.monotonic()
-        reply, ordered = self._generate(cap, stop)
+        reply, ordered = self._generate(cap, stop, index)
         gen_seconds = time.monotonic() - gen_start
         if reply.usage is not None:
             self.emit(StepUsage(index, reply.usage))

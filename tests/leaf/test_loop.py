@@ -306,3 +306,17 @@ def test_cancel_from_another_thread_while_generating(runner: ToolRunner) -> None
     )
     assert result.exit_reason == "cancelled"
     assert steps == [] and [m.role for m in result.messages] == ["system", "user"]
+
+
+def test_each_step_of_a_seeded_run_samples_with_its_own_seed(runner: ToolRunner) -> None:
+    def seeds(config: LoopConfig) -> list[int | None]:
+        call = ToolCall("Read", {"file_path": "a.py", "limit": 1})
+        backend = EventBackend([reply("look", call), reply("again", call), reply("done")])
+        drive(backend, runner, config)
+        return [settings.seed for _, settings in backend.calls]
+
+    seeded = seeds(LoopConfig(seed=7))
+    assert len(set(seeded)) == 3, "every reply drew the same random numbers"
+    assert seeded[0] == 7 and seeded == seeds(LoopConfig(seed=7)), "a seeded run is reproducible"
+    # The control: unseeded, llama.cpp draws a fresh seed for every reply.
+    assert seeds(LoopConfig()) == [None, None, None]
