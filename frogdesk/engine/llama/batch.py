@@ -33,7 +33,7 @@ import llama_cpp
 
 from frogdesk.engine.llama.context import PARTIAL, DecodeError, LlamaContext
 from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.sampling import Sampler
+from frogdesk.engine.llama.sampling import Pick, Sampler
 
 
 @dataclass
@@ -244,6 +244,13 @@ class SequenceContext(LlamaContext):
         (`row` -1: its last request's; drafting, which needs other rows, is off here)."""
         with self.scheduler.sampling:
             return sampler.sample(self.handle, self.logits_index if row == -1 else row)
+
+    def choose(self, sampler: Sampler, row: int = -1) -> Pick:
+        """The sampler's pick from this sequence's logits of the last batch, not yet accepted
+        (`row` -1: its last request's row, not the batch's last row, which may be another
+        sequence's)."""
+        with self.scheduler.sampling:
+            return sampler.choose(self.handle, self.logits_index if row == -1 else row)
 
     def decode_one(self, token: int, pos: int) -> None:
         """Decode one generated token at `pos`, in the next shared batch."""

@@ -13,7 +13,7 @@ from frogdesk.engine.llama.model import KV_CACHE_TYPES, LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
 
 if TYPE_CHECKING:
-    from frogdesk.engine.llama.sampling import Sampler
+    from frogdesk.engine.llama.sampling import Pick, Sampler
 
 SEQ = 0
 """The one sequence FrogDesk uses; llama_memory_seq_rm is always called with it, never -1."""
@@ -112,6 +112,10 @@ class LlamaContext:
     def sample(self, sampler: Sampler, row: int = -1) -> int:
         """Sample the next token from batch row `row` of the last batch (the last row)."""
         return sampler.sample(self.handle, row)
+
+    def choose(self, sampler: Sampler, row: int = -1) -> Pick:
+        """The sampler's pick from batch row `row` of the last batch, not yet accepted."""
+        return sampler.choose(self.handle, row)
 
     def decode_one(self, token: int, pos: int) -> None:
         """Decode a single token at `pos`, with logits (the generation step)."""

@@ -227,14 +227,16 @@ class ReplyRun:
 
     def _pick(self, stream: ReplyStream, row: int) -> int:
         """The sampler's token from batch row `row` (-1: the last decoded), accepted into it."""
-        sampler, handle = stream.sampler, self._seq.context.handle
+        # Through the context, which knows which row of the last batch is this sequence's
+        # (in a shared batch the last row may be another attempt's).
+        sampler, ctx = stream.sampler, self._seq.context
         if sampler.plain_greedy:
             # Read straight from the logits: cheaper than the sampler chain (the whole
             # vocabulary as candidates), and the same first largest logit.
-            token = sampler.choose(handle, row).token
+            token = ctx.choose(sampler, row).token
             sampler.accept(token)
             return token
-        return sampler.sample(handle, row)
+        return ctx.sample(sampler, row)
 
     def _emit(self, stream: ReplyStream, token: int) -> Iterator[EngineEvent]:
         yield from stream.emit(token)
