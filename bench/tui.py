@@ -82,6 +82,10 @@ class BenchSession:
         """Nothing changes on disk."""
         return 0
 
+    def toolchain(self) -> list[str]:
+        """No shell: the bench shows replies only."""
+        return []
+
 
 class BenchWorkbench(CoreWorkbench):
     """The core's workbench in a throwaway home; a new session is the one BenchSession."""

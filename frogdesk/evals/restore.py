@@ -12,6 +12,7 @@ import shlex
 from pathlib import PurePosixPath
 
 from frogdesk.evals.task import EvalError, EvalTask
+from frogdesk.sizes import human_bytes
 
 RESTORE_FAILED = 97
 """Exit code of a check whose files could not be put back (the check did not run)."""
@@ -58,6 +59,7 @@ def check_command(task: EvalTask) -> str:
     if len(command.encode("utf-8")) > MAX_COMMAND_BYTES:
         raise EvalError(
             f"task {task.name}: its restored and hidden files are too big to put back "
-            f"({len(command) // 1024} KiB, at most {MAX_COMMAND_BYTES // 1024} KiB)"
+            f"({human_bytes(len(command.encode('utf-8')))}, at most "
+            f"{human_bytes(MAX_COMMAND_BYTES)})"
         )
     return command

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from frogdesk.errors import FrogDeskError
+from frogdesk.sizes import human_bytes
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds a task's check may run when its task.toml says nothing."""
@@ -119,7 +120,9 @@ def read_tree(root: Path, where: str) -> tuple[dict[str, bytes], frozenset[str]]
                 raise EvalError(f"{where}: {rel} is not a regular file (links are not supported)")
             total += info.st_size
             if total > MAX_TASK_BYTES:
-                raise EvalError(f"{where}: more than {MAX_TASK_BYTES >> 20} MiB; not a small task")
+                raise EvalError(
+                    f"{where}: more than {human_bytes(MAX_TASK_BYTES)}; not a small task"
+                )
             files[rel] = full.read_bytes()
             if info.st_mode & stat.S_IXUSR:
                 executables.add(rel)
