@@ -13,32 +13,15 @@ from textual.widgets import Static, TextArea
 
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
-from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.service import SessionService, SessionSpec
+from frogdesk.sessions.service import SessionService
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.review import EditHunkScreen, ReviewScreen
 from frogdesk.tui.widgets.hunk_view import HunkView
+from tests.support.finished_session import finished_session
 from tests.support.pilot import wait_for
-from tests.support.scripted import call, make_repo, write_script
 
 pytestmark = pytest.mark.anyio
-
-FIX_AND_NOTE = [
-    "Fix.\n</think>\n\n"
-    + call("Edit", file_path="calc.py", old_string="return a - b", new_string="return a + b"),
-    "Note.\n</think>\n\n" + call("Write", file_path="CHANGES.md", content="add() fixed\n"),
-    "Done.\n</think>\n\nFixed.",
-]
-
-
-def _session(tmp_path: Path) -> tuple[SessionService, SessionRecord]:
-    repo = make_repo(tmp_path)
-    service = SessionService(AppPaths.default(), Settings(backend="script"))
-    script = write_script(tmp_path / "s.jsonl", FIX_AND_NOTE)
-    active = service.start(SessionSpec("fix add", repo, backend="script", script=str(script)))
-    service.run(active)
-    return service, active.record
 
 
 def _app(service: SessionService, record: SessionRecord) -> FrogDeskApp:
@@ -85,7 +68,7 @@ async def _open(app: FrogDeskApp, pilot: object) -> ReviewScreen:
 
 
 async def test_an_edited_hunk_is_drawn_as_apply_writes_it(tmp_path: Path) -> None:
-    service, record = _session(tmp_path)
+    service, record = finished_session(tmp_path)
     repo = Path(record.repo)
     app = _app(service, record)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -129,7 +112,7 @@ async def test_an_edited_hunk_is_drawn_as_apply_writes_it(tmp_path: Path) -> Non
 
 
 async def test_apply_with_pending_hunks_says_what_it_left_out(tmp_path: Path) -> None:
-    service, record = _session(tmp_path)
+    service, record = finished_session(tmp_path)
     repo = Path(record.repo)
     app = _app(service, record)
     async with app.run_test(size=(120, 40)) as pilot:

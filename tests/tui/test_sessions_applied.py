@@ -12,33 +12,17 @@ from textual.widgets import DataTable
 from frogdesk.config import Settings
 from frogdesk.core.reviewing import apply_reviewed, load_review, undo_latest
 from frogdesk.core.workbench import CoreWorkbench
-from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.service import SessionService, SessionSpec
+from frogdesk.sessions.service import SessionService
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.review import CommentScreen, ReviewScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.screens.sessions import SessionsScreen
+from tests.support.finished_session import FIX_AND_NOTE, finished_session
 from tests.support.pilot import wait_for
-from tests.support.scripted import call, frogdesk, make_repo, write_script
+from tests.support.scripted import frogdesk, make_repo, write_script
 
 pytestmark = pytest.mark.anyio
-
-FIX_AND_NOTE = [
-    "Fix.\n</think>\n\n"
-    + call("Edit", file_path="calc.py", old_string="return a - b", new_string="return a + b"),
-    "Note.\n</think>\n\n" + call("Write", file_path="CHANGES.md", content="add() fixed\n"),
-    "Done.\n</think>\n\nFixed.",
-]
-
-
-def _session(tmp_path: Path) -> tuple[SessionService, SessionRecord]:
-    repo = make_repo(tmp_path)
-    service = SessionService(AppPaths.default(), Settings(backend="script"))
-    script = write_script(tmp_path / "s.jsonl", FIX_AND_NOTE)
-    active = service.start(SessionSpec("fix add", repo, backend="script", script=str(script)))
-    service.run(active)
-    return service, active.record
 
 
 async def _listed(service: SessionService, record: SessionRecord) -> tuple[str, str]:
@@ -70,7 +54,7 @@ def _cli_state(record: SessionRecord) -> tuple[str, dict[str, object]]:
 
 
 async def test_the_lists_say_applied_then_undone(tmp_path: Path) -> None:
-    service, record = _session(tmp_path)
+    service, record = finished_session(tmp_path)
     assert await _listed(service, record) == ("not applied", "not applied")
     line, state = _cli_state(record)
     assert "not applied" in line and state["state"] == "not applied"
