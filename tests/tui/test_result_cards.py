@@ -95,7 +95,7 @@ async def test_bash_cards_show_exit_code_timeout_and_stop(
 async def test_the_status_bar_names_the_models_tool_call_dialect(tmp_path: Path) -> None:
     from frogdesk.engine.script_backend import ScriptBackend
 
-    for dialect, words in (("hermes_json", "(Hermes calls)"), ("qwen3_coder_xml", "(XML calls)")):
+    for dialect, words in (("hermes_json", "Hermes calls"), ("qwen3_coder_xml", "XML calls")):
         script = tmp_path / f"{dialect}.jsonl"
         script.write_text(json.dumps({"dialect": dialect}) + "\n", encoding="utf-8")
         settings = Settings(backend="script", sandbox="none")
@@ -108,4 +108,6 @@ async def test_the_status_bar_names_the_models_tool_call_dialect(tmp_path: Path)
             assert isinstance(screen, SessionScreen)
             assert screen.status.info.dialect == dialect
             line = str(screen.status.render())
-            assert line.split(" │ ")[0].endswith(words), line
+            # last, after the fields a narrow terminal must keep (files changed)
+            fields = line.split(" │ ")
+            assert fields[-1] == words and fields[-2].endswith("files changed"), line

@@ -42,7 +42,7 @@ _DIALECT_WORDS = {"qwen3_coder_xml": "XML calls", "hermes_json": "Hermes calls"}
 
 
 def dialect_words(dialect: str) -> str:
-    """The dialect in two words beside the model (`XML calls`); "" for none."""
+    """The dialect in two words, at the end of the bar (`XML calls`); "" for none."""
     return _DIALECT_WORDS.get(dialect, f"{dialect} calls" if dialect else "")
 
 
@@ -91,7 +91,6 @@ def format_status(info: StatusInfo) -> Content:
     calls = dialect_words(info.dialect)
     return Content.assemble(
         (inert_line(info.model + quant), "bold"),
-        (f" ({inert_line(calls)})" if calls else "", "dim"),
         sep,
         (inert_line(info.state), "italic"),
         sep,
@@ -107,6 +106,8 @@ def format_status(info: StatusInfo) -> Content:
         speed,
         sep,
         files,
+        # last: the fields a user checks most come first and stay in a narrow terminal
+        (f"{sep}{inert_line(calls)}" if calls else "", "dim"),
     )
 
 
