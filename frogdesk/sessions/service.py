@@ -26,6 +26,7 @@ from frogdesk.leaf.loop import LoopConfig, run_loop
 from frogdesk.leaf.records import LoopResult, StepRecord, add_drafts
 from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import tool_schemas
+from frogdesk.leaf.textfile import WRITES_DIR
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
@@ -51,6 +52,7 @@ from frogdesk.sessions.store import (
 )
 from frogdesk.sessions.watch import UserChangeLog
 from frogdesk.worktree.checkout import (
+    PRIVATE_SUFFIX,
     Worktree,
     create_worktree,
     discard_worktree,
@@ -108,6 +110,13 @@ class SessionService:
         pruned = prune_worktrees(self.paths.worktrees_dir, self.paths.sessions_dir)
         self.store.sweep_all()
         sweep_tree(self.paths.worktrees_dir, 0)
+        # A write killed midway leaves its temp in the session's private writes folder,
+        # host-side only (the sandbox never sees it), which a later write of that session
+        # sweeps; a session that never writes again would keep it until discarded.
+        for private in self.paths.worktrees_dir.glob("*" + PRIVATE_SUFFIX):
+            writes = private / WRITES_DIR
+            if not private.is_symlink() and writes.is_dir() and not writes.is_symlink():
+                sweep_tree(writes, 0)
         return pruned
 
     def start(self, spec: SessionSpec) -> ActiveSession:
