@@ -29,3 +29,10 @@ def check_endpoint(backend: str, endpoint: str | None) -> None:
         raise UserError(
             f"the {backend} backend needs --endpoint URL (or openai_endpoint in the settings)"
         )
+
+
+def known_backend(name: str) -> str:
+    """The backend name, refused in one line when no kind has it (a setting's typo)."""
+    if name not in BACKENDS:
+        raise UserError(f"unknown backend {name!r}: choose one of {', '.join(BACKENDS)}")
+    return name

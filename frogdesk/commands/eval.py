@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from frogdesk.commands.backend_flags import chosen_backend
+from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_backend, known_backend
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
-from frogdesk.commands.run import BACKENDS, loading_backends
+from frogdesk.commands.run import loading_backends
 from frogdesk.config import Settings
 from frogdesk.core.model_ops import load_backend
 from frogdesk.engine.registry import SCRIPT, kind_of
@@ -186,8 +186,7 @@ def _backend(args: argparse.Namespace, settings: Settings) -> tuple[EvalBackend,
     kind = chosen_backend(args.backend, args.endpoint) or (
         SCRIPT.name if args.script is not None else settings.backend
     )
-    if kind not in BACKENDS:
-        raise UserError(f"unknown backend {kind!r}: choose one of {', '.join(BACKENDS)}")
+    known_backend(kind)
     if kind_of(kind).replays_script:
         if args.script is None or not args.script.exists():
             raise UserError("the script backend needs --script FILE or FOLDER that exists")
@@ -196,8 +195,7 @@ def _backend(args: argparse.Namespace, settings: Settings) -> tuple[EvalBackend,
         return backend, script.name, _tree_sha(script), ""
     if kind_of(kind).remote_endpoint:
         endpoint = args.endpoint or settings.openai_endpoint
-        if not endpoint:
-            raise UserError("the openai backend needs --endpoint URL")
+        check_endpoint(kind, endpoint)
         model = args.model or settings.openai_model
         sha = hashlib.sha256(f"{endpoint}|{model}".encode()).hexdigest()
         return EvalBackend(kind, model=model, endpoint=endpoint), model or endpoint, sha, ""

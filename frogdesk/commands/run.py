@@ -18,7 +18,7 @@ from frogdesk.commands.attempts import (
     check_attempt_options,
     run_attempts_command,
 )
-from frogdesk.commands.backend_flags import chosen_backend
+from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_backend, known_backend
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
@@ -26,7 +26,7 @@ from frogdesk.config import APPROVAL_SETTINGS, DEFAULT_MAX_STEPS, Settings
 from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
 from frogdesk.engine.llama.errors import ModelLoadError
 from frogdesk.engine.llama.gguf import read_gguf_header
-from frogdesk.engine.registry import KIND_NAMES, SCRIPT, kind_of, watch_prefill
+from frogdesk.engine.registry import SCRIPT, kind_of, watch_prefill
 from frogdesk.engine.toolcall.crossdialect import OTHER_DIALECT
 from frogdesk.engine.toolcall.dialect import DIALECTS
 from frogdesk.inert import inert_line, inert_text
@@ -41,8 +41,6 @@ from frogdesk.models.model_warnings import ModelFacts, warnings_for
 from frogdesk.models.spec import parse_filename
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
-
-BACKENDS = KIND_NAMES
 
 
 def register(sub: Any) -> None:
@@ -118,16 +116,12 @@ def main(args: argparse.Namespace) -> int:
     scripts: list[Path] = args.script or []
     if args.script is not None and (args.backend is None or kind_of(args.backend).replays_script):
         backend = SCRIPT.name
-    if backend not in BACKENDS:
-        raise UserError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    known_backend(backend)
     attempts = args.attempts if args.attempts is not None else settings.attempts
     check_attempt_options(args, attempts, len(scripts), settings.check_timeout)
     if kind_of(backend).replays_script and args.script is None:
         raise UserError("the script backend needs --script FILE")
-    if kind_of(backend).remote_endpoint and not (args.endpoint or settings.openai_endpoint):
-        raise UserError(
-            "the openai backend needs --endpoint URL (or openai_endpoint in the settings)"
-        )
+    check_endpoint(backend, args.endpoint or settings.openai_endpoint)
     spec = session_spec(
         args.task,
         args.repo.expanduser(),
