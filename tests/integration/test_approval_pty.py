@@ -6,16 +6,12 @@ harmless one must not read as the harmless one: the question shows every escape 
 
 from __future__ import annotations
 
-import os
-import pty
-import select
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from frogdesk.inert import COMMAND_WARNING
+from tests.support.pty_answer import answer_on_pty
 from tests.support.scripted import call, make_repo, write_script
 
 SPOOFS = {
@@ -31,39 +27,10 @@ def _ask(tmp_path: Path, hidden: str, answer: str) -> tuple[str, Path]:
     command = f"touch {marker}; #{hidden}  ls -la"
     replies = ["Run.\n</think>\n\n" + call("Bash", command=command), "Done.\n</think>\n\nok"]
     script = write_script(tmp_path / "s.jsonl", replies)
-    main, secondary = pty.openpty()
     argv = ["run", "list", "--repo", str(repo), "--script", str(script), "--sandbox", "none"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "frogdesk", *argv],
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        env={**os.environ, "PYTHONPATH": str(Path.cwd())},
-        close_fds=True,
-    )
-    os.close(secondary)
-    seen = b""
-    answered = False
-    try:
-        while True:
-            ready, _, _ = select.select([main], [], [], 120)
-            if not ready:
-                raise AssertionError(f"no output for 120 s; so far: {seen!r}")
-            try:
-                chunk = os.read(main, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-            if not answered and b"[y/N] " in seen:
-                os.write(main, answer.encode() + b"\n")
-                answered = True
-    finally:
-        proc.wait(timeout=120)
-        os.close(main)
-    assert answered, seen
-    return seen.decode("utf-8", "replace"), marker
+    done = answer_on_pty(argv, b"[y/N] ", [answer])
+    assert done.asked == 1, done.screen
+    return done.screen, marker
 
 
 @pytest.mark.parametrize("spoof", sorted(SPOOFS))

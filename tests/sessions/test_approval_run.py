@@ -6,9 +6,6 @@ approved (or not held back), does run."""
 from __future__ import annotations
 
 import json
-import os
-import pty
-import select
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -22,6 +19,7 @@ from frogdesk.paths import AppPaths
 from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import detect
 from frogdesk.sessions.store import SessionStore
+from tests.support.pty_answer import answer_on_pty
 from tests.support.scripted import call, fingerprint, make_repo, write_script
 
 QUESTION = b"[y/N] "
@@ -75,39 +73,9 @@ def on_terminal(
 ) -> Run:
     """`frogdesk run` with stdin and stderr on a pseudo-terminal; each question gets the next
     answer (a question past the answers fails the test)."""
-    main, secondary = pty.openpty()
-    proc = subprocess.Popen(
-        _argv(repo, script, sandbox, approve),
-        stdin=secondary,
-        stdout=subprocess.PIPE,
-        stderr=secondary,
-        env={**os.environ, "PYTHONPATH": str(Path.cwd())},
-        close_fds=True,
-    )
-    os.close(secondary)
-    seen, asked = b"", 0
-    try:
-        while True:
-            ready, _, _ = select.select([main], [], [], 120)
-            if not ready:
-                raise AssertionError(f"no output for 120 s; so far: {seen!r}")
-            try:
-                chunk = os.read(main, 4096)
-            except OSError:  # the child closed the terminal
-                break
-            if not chunk:
-                break
-            seen += chunk
-            while seen.count(QUESTION) > asked:
-                assert asked < len(answers), f"an unexpected question: {seen!r}"
-                os.write(main, answers[asked].encode() + b"\n")
-                asked += 1
-    finally:
-        assert proc.stdout is not None
-        stdout = proc.stdout.read().decode()
-        proc.wait(timeout=120)
-        os.close(main)
-    return _finish(seen.decode("utf-8", "replace"), asked, stdout)
+    args = _argv(repo, script, sandbox, approve)[3:]  # after `python -m frogdesk`
+    done = answer_on_pty(args, QUESTION, answers, pipe_stdout=True)
+    return _finish(done.screen, done.asked, done.stdout)
 
 
 def without_terminal(repo: Path, script: Path, sandbox: str, approve: str | None) -> Run:
