@@ -165,6 +165,10 @@ def sandbox_env(home: Path, tmp: Path, environ: Mapping[str, str]) -> dict[str, 
     env.update(AGENT_IDENTITY)
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_LFS_SKIP_SMUDGE"] = "1"
+    # Python's bytecode cache trusts a source file's size and mtime in whole seconds: an Edit
+    # that keeps the size, made in the same second as an earlier import, would go on
+    # running the old code. Commands compile from the source every time instead.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 

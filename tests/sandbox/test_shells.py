@@ -363,3 +363,20 @@ def test_a_command_killed_by_a_signal_reports_it_as_leaf_does_under_landlock(
     assert choice.shell.run("kill -9 $$", worktree.path, 30).exit_code == -9
     assert choice.shell.run("kill -TERM $$", worktree.path, 30).exit_code == -15
     assert choice.shell.run("exit 137", worktree.path, 30).exit_code == 137
+
+
+def test_an_edit_keeping_size_and_second_runs_the_new_code(
+    choice: ShellChoice, worktree: Worktree
+) -> None:
+    """Python's bytecode cache trusts size and whole-second mtime: commands write none."""
+    same_second = "touch -d @1700000000 stale_mod.py"
+    steps = (
+        f"printf 'V = 1\\n' > stale_mod.py; {same_second}; {{py}} -c 'import stale_mod; print(stale_mod.V)'; "
+        f"printf 'V = 2\\n' > stale_mod.py; {same_second}; {{py}} -c 'import stale_mod; print(stale_mod.V)'"
+    )
+    code, out = run(choice, worktree, steps.format(py="python3"))
+    assert (code, out) == (0, "1\n2\n")
+    assert not (worktree.path / "__pycache__").exists()
+    # The control: with the cache written, the second import runs the old code.
+    code, out = run(choice, worktree, steps.format(py="env -u PYTHONDONTWRITEBYTECODE python3"))
+    assert (code, out) == (0, "1\n1\n")

@@ -36,14 +36,15 @@ def test_an_edit_killed_midway_never_reaches_review_or_the_repository(tmp_path: 
     script = _script(tmp_path)
     ops = trace(["run", "fix", "--repo", str(make_repo(tmp_path)), "--script", str(script)],
                 tmp_path / "trace-home")  # fmt: skip
-    points = [n for n, op in enumerate(ops, start=1) if EDIT_TEMP.search(op)][:3]
+    points = [op for op in ops if EDIT_TEMP.search(op)][:3]
     assert len(points) == 3  # the first edit's temp file: made, given its mode, renamed
-    for n in points:
+    for n, expected in enumerate(points, start=1):
         (tmp_path / f"case-{n}").mkdir()
         home, repo = tmp_path / f"home-{n}", make_repo(tmp_path / f"case-{n}")
         before = _files(repo)
         args = ["run", "fix", "--repo", str(repo), "--script", str(script)]
-        op = killed_at(args, home, n)
+        op = killed_at(args, home, match=EDIT_TEMP.pattern, nth=n)
+        assert op.split(": ", 1)[1].split(" ", 1)[0] == expected.split(" ", 1)[0], (op, expected)
         [row] = json.loads(run_frogdesk(["sessions", "list", "--json"], home).stdout)
         let_time_pass(home, 120)  # the user comes back later: the temp file's writer is long gone
 

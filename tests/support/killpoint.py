@@ -4,7 +4,7 @@ Run as a script, this file installs an audit hook and calls `frogdesk.cli.main`.
 counts the operations that can change a file or start a process (an open for writing,
 rename, remove, mkdir, rmdir, symlink, link, truncate, chmod, rmtree, a subprocess) and
 kills the process with SIGKILL just before the one chosen by its number or by the first
-description matching a pattern: no `finally`, no `atexit`, exactly a `kill -9` at that
+description matching a pattern (or its Nth match): no `finally`, no `atexit`, exactly a `kill -9` at that
 instant. Traced, it lists every operation on stderr, so a test can sweep all of them.
 Imported, it gives the tests the functions that drive it.
 """
@@ -26,6 +26,8 @@ KILL_AT_ENV = "FROGDESK_TEST_KILL_AT"
 """The 1-based number of the operation to die before (unset or 0: never)."""
 KILL_MATCH_ENV = "FROGDESK_TEST_KILL_MATCH"
 """A regular expression: die before the first operation whose description matches it."""
+KILL_NTH_ENV = "FROGDESK_TEST_KILL_NTH"
+"""With a pattern: die before its Nth match instead of its first (1-based)."""
 TRACE_ENV = "FROGDESK_TEST_KILL_TRACE"
 """Set to 1 to have each counted operation listed on stderr."""
 
@@ -88,10 +90,14 @@ def run_frogdesk(
     *,
     kill_at: int = 0,
     match: str = "",
+    nth: int = 1,
     trace: bool = False,
 ) -> Run:
     """Run `frogdesk ARGS` in a child (FROGDESK_HOME=home, or the test's own), SIGKILLed
-    before operation `kill_at` or the first matching `match` (neither: never)."""
+    before operation `kill_at` or the `nth` matching `match` (neither: never).
+
+    A pattern names its point whatever else the run does first: a cache written or not
+    (the review's blob cache waits for files to settle) shifts every later number."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("FROGDESK_TEST_KILL")}
     if home is not None:
         env["FROGDESK_HOME"] = str(home)
@@ -99,6 +105,7 @@ def run_frogdesk(
         {
             KILL_AT_ENV: str(kill_at),
             KILL_MATCH_ENV: match,
+            KILL_NTH_ENV: str(nth),
             TRACE_ENV: "1" if trace else "0",
             "PYTHONPATH": str(_PROJECT),
             "PYTHONDONTWRITEBYTECODE": "1",  # a .pyc written on import would shift the count
@@ -128,11 +135,11 @@ def trace(args: Sequence[str], home: Path | None = None, cwd: Path | None = None
 
 def killed_at(
     args: Sequence[str], home: Path | None = None, n: int = 0, cwd: Path | None = None,
-    match: str = "",
+    match: str = "", nth: int = 1,
 ) -> str:  # fmt: skip
-    """Run `frogdesk ARGS`, SIGKILLed before operation `n` (or the first matching `match`);
+    """Run `frogdesk ARGS`, SIGKILLed before operation `n` (or the `nth` matching `match`);
     `N: operation` it died before. Fails when it was not killed."""
-    done = run_frogdesk(args, home, cwd, kill_at=n, match=match)
+    done = run_frogdesk(args, home, cwd, kill_at=n, match=match, nth=nth)
     assert done.killed, (done.returncode, done.stderr[-2000:])
     return done.killed_before
 
@@ -152,18 +159,21 @@ def _install_hook() -> None:
     kill_at = int(os.environ.get(KILL_AT_ENV, "0") or 0)
     pattern = os.environ.get(KILL_MATCH_ENV, "")
     match = re.compile(pattern) if pattern else None
+    nth = int(os.environ.get(KILL_NTH_ENV, "1") or 1)
     tracing = os.environ.get(TRACE_ENV) == "1"
-    count = 0
+    count = matched = 0
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
-        nonlocal count
+        nonlocal count, matched
         op = describe(event, args)
         if op is None:
             return
         count += 1
         if tracing:
             os.write(2, f"OP {count}: {op}\n".encode(errors="replace"))
-        if count == kill_at or (match is not None and match.search(op)):
+        hit = match is not None and match.search(op) is not None
+        matched += hit
+        if count == kill_at or (hit and matched == nth):
             os.write(2, f"{_KILLED}{count}: {op}\n".encode(errors="replace"))
             os.kill(os.getpid(), signal.SIGKILL)
 
