@@ -32,6 +32,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import tempfile
 import threading
 import time
@@ -47,7 +48,7 @@ from frogdesk.engine.llama.batch import SequenceContext
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.sampling import Sampler
+from frogdesk.engine.llama.sampling import Pick, Sampler
 from frogdesk.engine.llama.shared import SharedLlama
 from frogdesk.engine.template import ChatTemplate
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
@@ -90,6 +91,9 @@ def ours(model: Path, n: int, tokens: int, options: LlamaOptions) -> dict[str, A
         for thread in threads:
             thread.join()
         wall = time.perf_counter() - started
+        silent = [i for i, times in samples.items() if not times]
+        if silent or len(done) < n:
+            raise SystemExit(f"attempts {silent} picked no token ({len(done)}/{n} finished)")
         first = max(times[0][0] for times in samples.values())
         last = max(times[-1][1] for times in samples.values())
         decoded = sum(1 for times in samples.values() for entered, _ in times if entered >= first)
@@ -109,16 +113,24 @@ def ours(model: Path, n: int, tokens: int, options: LlamaOptions) -> dict[str, A
 
 
 def _time_samples(slot: SequenceContext, times: list[tuple[float, float]]) -> None:
-    """Note when each of `slot`'s `sample` calls begins and ends (one per generated token)."""
-    sample = slot.sample
+    """Note when each pick of a token from `slot`'s logits begins and ends (one per generated
+    token): `sample` (the sampler chain) and `choose` (greedy, read straight from the logits)."""
+    sample, choose = slot.sample, slot.choose
 
-    def timed(sampler: Sampler, row: int = -1) -> int:
+    def timed_sample(sampler: Sampler, row: int = -1) -> int:
         entered = time.perf_counter()
         token = sample(sampler, row)
         times.append((entered, time.perf_counter()))
         return token
 
-    slot.sample = timed  # type: ignore[method-assign]
+    def timed_choose(sampler: Sampler, row: int = -1) -> Pick:
+        entered = time.perf_counter()
+        pick = choose(sampler, row)
+        times.append((entered, time.perf_counter()))
+        return pick
+
+    slot.sample = timed_sample  # type: ignore[method-assign]
+    slot.choose = timed_choose  # type: ignore[method-assign]
 
 
 def raw(model_path: Path, n: int, tokens: int, options: LlamaOptions) -> dict[str, Any]:
@@ -339,6 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     options = LlamaOptions(n_ctx=args.n_ctx, n_threads=args.threads)
     with tempfile.TemporaryDirectory(prefix="frogdesk-attempts-bench-") as scratch:
         if args.tiny_qwen35:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
             from tests.support.tiny_qwen35 import write_tiny_qwen35
 
             args.model = write_tiny_qwen35(Path(scratch) / "tiny-qwen35-F16.gguf")

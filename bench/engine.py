@@ -33,6 +33,8 @@ from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.engine.llama.sampling import Sampler, resolve
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 from frogdesk.models.gguf_info import inspect_gguf
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support: shared writers
 from tests.support.frognano_shape import DEFAULT_CACHE, shaped_model
 
 TASK = "The test tests/test_calc.py::test_divide fails with ZeroDivisionError. Fix calc.py."

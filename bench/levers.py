@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.system import thread_count
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support: shared writers
 from tests.support.frognano_shape import DEFAULT_CACHE, shaped_model
 from tests.support.raw_llama import RawContext, RawSettings, load_model
 

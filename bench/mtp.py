@@ -126,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="frogdesk-mtp-bench-") as scratch:
         model = args.model
         if model is None:
+            sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
             from tests.support.tiny_qwen35_mtp import write_tiny_qwen35_mtp
 
             model = write_tiny_qwen35_mtp(Path(scratch) / "tiny-qwen35-mtp.gguf")

@@ -36,6 +36,8 @@ from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import estimate
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/support: shared writers
 from tests.support.frognano_shape import DEFAULT_CACHE, shaped_model
 from tests.support.raw_llama import RawContext, RawSettings, load_model, proc_status
 
