@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -164,18 +164,9 @@ class ChatTemplate:
             ) from None
 
 
-def _gguf_string(fields: dict[str, Any], key: str) -> str | None:
-    field = fields.get(key)
-    if field is None or not field.data:
-        return None
-    return bytes(field.parts[field.data[0]]).decode("utf-8", errors="replace")
-
-
-def _gguf_int(fields: dict[str, Any], key: str) -> int | None:
-    field = fields.get(key)
-    if field is None or not field.data:
-        return None
-    return int(field.parts[field.data[0]][0])
+def _whole(value: Any) -> int | None:
+    """A token id from a header value (an int, not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def load_gguf_template(path: Path) -> ChatTemplate:
@@ -183,28 +174,19 @@ def load_gguf_template(path: Path) -> ChatTemplate:
 
     Raises `TemplateError` when the file has no `tokenizer.chat_template`.
     """
-    from gguf import GGUFReader
+    from frogdesk.models.gguf_header import read_header, string_items
 
     try:
-        reader = GGUFReader(str(path))
+        header = read_header(path)
+        source = header.metadata.get("tokenizer.chat_template")
+        if not isinstance(source, str):
+            raise TemplateError(f"{path}: the GGUF has no tokenizer.chat_template")
+        bos_id = _whole(header.metadata.get("tokenizer.ggml.bos_token_id"))
+        eos_id = _whole(header.metadata.get("tokenizer.ggml.eos_token_id"))
+        ids = [i for i in (bos_id, eos_id) if i is not None]
+        texts = string_items(path, header, "tokenizer.ggml.tokens", ids)
     except (OSError, ValueError) as exc:
         raise TemplateError(f"{path}: cannot read GGUF metadata: {exc}") from None
-    fields: dict[str, Any] = dict(reader.fields)
-    source = _gguf_string(fields, "tokenizer.chat_template")
-    if source is None:
-        raise TemplateError(f"{path}: the GGUF has no tokenizer.chat_template")
-    token_texts = _token_text_lookup(fields)
-    bos = token_texts(_gguf_int(fields, "tokenizer.ggml.bos_token_id"))
-    eos = token_texts(_gguf_int(fields, "tokenizer.ggml.eos_token_id"))
+    bos = texts.get(bos_id, "") if bos_id is not None else ""
+    eos = texts.get(eos_id, "") if eos_id is not None else ""
     return ChatTemplate(source, bos_token=bos, eos_token=eos, origin=str(path))
-
-
-def _token_text_lookup(fields: dict[str, Any]) -> Callable[[int | None], str]:
-    tokens = fields.get("tokenizer.ggml.tokens")
-
-    def lookup(token_id: int | None) -> str:
-        if tokens is None or token_id is None or not 0 <= token_id < len(tokens.data):
-            return ""
-        return bytes(tokens.parts[tokens.data[token_id]]).decode("utf-8", errors="replace")
-
-    return lookup

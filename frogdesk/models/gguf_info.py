@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from frogdesk.models.errors import ModelError
+from frogdesk.models.gguf_header import MAX_LAYERS, GgufHeader, HeaderTruncated, read_header
 from frogdesk.models.spec import parse_filename
-
-_LAYER_RE = re.compile(r"^blk\.(\d+)\.")
 
 
 @dataclass(frozen=True)
@@ -85,21 +83,6 @@ class GgufInfo:
         return out
 
 
-MAX_LAYERS = 4096
-"""More layers than any model has: a header claiming more (2^40, say) is refused before any
-per-layer loop runs over it."""
-
-
-def _value(reader: Any, key: str, default: Any = None) -> Any:
-    fieldobj = reader.fields.get(key)
-    if fieldobj is None:
-        return default
-    try:
-        return fieldobj.contents()
-    except (UnicodeDecodeError, ValueError, IndexError):
-        return default  # text that is not UTF-8, a value of a type the reader cannot build
-
-
 def _number(value: Any) -> int | None:
     """A whole number from a GGUF value, or None (NaN, infinity, text, bool)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -107,6 +90,11 @@ def _number(value: Any) -> int | None:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return int(value)
+
+
+def _text(value: Any) -> str:
+    """A text value of the header, or "" (absent, not UTF-8, or not text)."""
+    return value if isinstance(value, str) else ""
 
 
 def _scalar(value: Any, default: int = 0) -> int:
@@ -141,17 +129,40 @@ def file_type_name(code: int | None, path: Path) -> str:
     return (parsed.quant or "unknown") if parsed else "unknown"
 
 
-def _open(path: Path) -> Any:
-    from gguf import GGUFReader
-
+def missing_model_line(path: Path) -> str:
+    """Why `path` is no model file: a folder (with the .gguf files in it) or nothing there."""
+    if not path.is_dir():
+        return f"no such model file: {path}"
     try:
-        return GGUFReader(path)
+        inside = sorted(p.name for p in path.iterdir() if p.name.lower().endswith(".gguf"))
+    except OSError:
+        inside = []
+    if not inside:
+        return f"{path} is a folder, not a model file. It holds no .gguf file."
+    shown = ", ".join(inside[:5]) + (f" and {len(inside) - 5} more" if len(inside) > 5 else "")
+    return f"{path} is a folder, not a model file. The .gguf files in it: {shown}."
+
+
+def _read(path: Path) -> GgufHeader:
+    try:
+        header = read_header(path)
     except FileNotFoundError:
-        raise ModelError(f"{path}: no such file") from None
-    except (ValueError, OSError, IndexError, KeyError) as exc:
+        raise ModelError(missing_model_line(path)) from None
+    except HeaderTruncated:
+        raise ModelError(
+            f"{path}: not a readable GGUF file (the header is cut short); it may be truncated"
+            " or corrupt"
+        ) from None
+    except (ValueError, OSError) as exc:
         raise ModelError(
             f"{path}: not a readable GGUF file ({exc}); it may be truncated or corrupt"
         ) from None
+    if header.expected_size > header.file_size:
+        raise ModelError(
+            f"{path}: not a readable GGUF file ({header.file_size:,} bytes of the "
+            f"{header.expected_size:,} its tensors need); it may be truncated or corrupt"
+        )
+    return header
 
 
 def architecture_dims(key: Callable[[str], Any]) -> dict[str, int]:
@@ -224,61 +235,56 @@ def inspect_gguf(path: Path) -> GgufInfo:
 
 
 def _inspect(path: Path) -> GgufInfo:
+    if not path.is_file():
+        raise ModelError(missing_model_line(path))
     parts = split_parts(path)
     missing = [p for p in parts if not p.is_file()]
     if missing:
         raise ModelError(f"{path}: split part missing: {missing[0].name}")
-    reader = _open(parts[0])
-    arch = str(_value(reader, "general.architecture", ""))
+    return info_from_headers(parts, [_read(part) for part in parts])
+
+
+def info_from_headers(parts: tuple[Path, ...], headers: list[GgufHeader]) -> GgufInfo:
+    """The GgufInfo of a model from the headers of its parts (the first holds the metadata)."""
+    first = headers[0]
+    arch = first.architecture
     if not arch:
-        raise ModelError(f"{path}: GGUF header has no general.architecture")
+        raise ModelError(f"{parts[0]}: GGUF header has no general.architecture")
 
-    def key(name: str, default: Any = None) -> Any:
-        return _value(reader, f"{arch}.{name}", default)
+    def key(name: str) -> Any:
+        return first.value(f"{arch}.{name}")
 
-    parameters = 0
-    tensor_bytes = 0
     layers: dict[int, int] = {}
     repackable: dict[str, int] = {}
-    for index, part in enumerate(parts):
-        part_reader = reader if index == 0 else _open(part)
-        for tensor in part_reader.tensors:
-            parameters += int(tensor.n_elements)
-            tensor_bytes += int(tensor.n_bytes)
-            shape = [int(d) for d in tensor.shape]
-            if len(shape) >= 2 and shape[1] % 8 == 0 and not tensor.name.startswith("token_embd"):
-                kind = tensor.tensor_type.name
-                repackable[kind] = repackable.get(kind, 0) + int(tensor.n_bytes)
-            match = _LAYER_RE.match(tensor.name)
-            if match:
-                layer = int(match.group(1))
-                layers[layer] = layers.get(layer, 0) + int(tensor.n_bytes)
-
+    for header in headers:
+        for layer, size in header.layer_bytes.items():
+            layers[layer] = layers.get(layer, 0) + size
+        for kind, size in header.repackable.items():
+            repackable[kind] = repackable.get(kind, 0) + size
     dims = architecture_dims(key)
     if not dims["vocab_size"]:
-        tokens = reader.fields.get("tokenizer.ggml.tokens")
-        dims["vocab_size"] = len(tokens.data) if tokens is not None else 0
-    block_count = dims["block_count"]
-    general_type = str(_value(reader, "general.type", ""))
+        dims["vocab_size"] = _scalar(first.metadata.get("tokenizer.ggml.tokens"))
+    general_type = _text(first.metadata.get("general.type"))
+    code = first.metadata.get("general.file_type")
     sampling = {
-        k.removeprefix("general.sampling."): _value(reader, k)
-        for k in reader.fields
+        k.removeprefix("general.sampling."): first.value(k)
+        for k in first.metadata
         if k.startswith("general.sampling.")
     }
     return GgufInfo(
         path=parts[0],
         parts=parts,
         architecture=arch,
-        name=str(_value(reader, "general.name", "")),
-        file_type=file_type_name(_value(reader, "general.file_type"), parts[0]),
-        parameters=parameters,
-        file_bytes=sum(p.stat().st_size for p in parts),
-        tensor_bytes=tensor_bytes,
+        name=_text(first.metadata.get("general.name")),
+        file_type=file_type_name(code if isinstance(code, int) else None, parts[0]),
+        parameters=sum(h.parameters for h in headers),
+        file_bytes=sum(h.file_size for h in headers),
+        tensor_bytes=sum(h.tensor_bytes for h in headers),
         **dims,
-        chat_template="tokenizer.chat_template" in reader.fields,
-        license=str(_value(reader, "general.license", "")),
+        chat_template="tokenizer.chat_template" in first.metadata,
+        license=_text(first.metadata.get("general.license")),
         is_mmproj=general_type == "mmproj" or arch == "clip",
-        layer_bytes=tuple(layers.get(i, 0) for i in range(block_count)),
+        layer_bytes=tuple(layers.get(i, 0) for i in range(dims["block_count"])),
         sampling=sampling,
         repackable_bytes=repackable,
     )

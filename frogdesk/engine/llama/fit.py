@@ -11,11 +11,10 @@ from __future__ import annotations
 import resource
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from frogdesk.engine.llama.gguf import GgufHeader, check_loadable
 from frogdesk.errors import FrogDeskError
-from frogdesk.models.gguf_info import GgufInfo, architecture_dims
+from frogdesk.models.gguf_info import GgufInfo, info_from_headers
 from frogdesk.models.memory import CONTEXT_PAD, estimate, largest_fitting
 from frogdesk.sizes import memory_size
 
@@ -75,42 +74,9 @@ def reserve(n_threads: int) -> int:
     return BASE_RESERVE + (n_threads + 2) * stack
 
 
-def _int(value: Any, default: int = 0) -> int:
-    if isinstance(value, list):
-        return max((int(v) for v in value), default=default)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return int(value)
-    return default
-
-
 def header_info(path: Path, header: GgufHeader) -> GgufInfo:
-    """The parts of `GgufInfo` the memory estimate needs, from the light header parse."""
-    arch = header.architecture
-    meta = header.metadata
-
-    def key(name: str) -> Any:
-        full = f"{arch}.{name}"
-        return header.arrays.get(full, meta.get(full))
-
-    dims = architecture_dims(key)
-    dims["vocab_size"] = dims["vocab_size"] or _int(meta.get("tokenizer.ggml.tokens"))
-    return GgufInfo(
-        path=path,
-        parts=(path,),
-        architecture=arch,
-        name=str(meta.get("general.name", "")),
-        file_type="",
-        parameters=0,
-        file_bytes=header.file_size,
-        tensor_bytes=max(header.expected_size - header.data_offset, 0),
-        **dims,
-        chat_template="tokenizer.chat_template" in meta,
-        license="",
-        is_mmproj=False,
-        layer_bytes=(),
-        sampling={},
-        repackable_bytes=dict(header.repackable),
-    )
+    """The model's GgufInfo from the header already read (one file, not a split one)."""
+    return info_from_headers((path,), [header])
 
 
 @dataclass(frozen=True)
