@@ -24,7 +24,7 @@ from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.generation import ReplyRun, ReplyStream
 from frogdesk.engine.llama.options import LlamaOptions
-from tests.engine.test_speculative import AlwaysVerify, ScriptedDrafter, replay_logits
+from tests.engine.llama.test_speculative import AlwaysVerify, ScriptedDrafter, replay_logits
 
 pytestmark = pytest.mark.llama
 

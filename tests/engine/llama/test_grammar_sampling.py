@@ -189,7 +189,7 @@ def test_plain_temperature_draws_from_the_masked_distribution(
 
 
 def test_the_benchmark_reports_each_mode(smollm2_gguf: Path) -> None:
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     result = subprocess.run(
         [sys.executable, "bench/grammar_sampling.py", "--model", str(smollm2_gguf),
          "--tokens", "24", "--json"],

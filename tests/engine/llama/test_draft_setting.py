@@ -11,7 +11,7 @@ from frogdesk import config
 from frogdesk.core.model_ops import load_backend
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from tests.engine.test_mtp import AlwaysVerify, AlwaysVerifyChoice
+from tests.engine.llama.test_mtp import AlwaysVerify, AlwaysVerifyChoice
 
 pytestmark = pytest.mark.llama
 

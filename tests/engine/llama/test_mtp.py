@@ -20,7 +20,7 @@ from frogdesk.engine.llama.mtp import mtp_unavailable
 from frogdesk.engine.llama.nextn import load_nextn, nextn_layers
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.models.memory import MTP_UBATCH
-from tests.engine.test_speculative import READ_TOOL, START, replay_logits
+from tests.engine.llama.test_speculative import READ_TOOL, START, replay_logits
 
 pytestmark = pytest.mark.llama
 
