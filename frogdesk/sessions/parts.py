@@ -10,9 +10,9 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, cast
 
-from frogdesk.config import Settings
+from frogdesk.config import BackendName, Settings
 from frogdesk.engine.backends import make_backend
 from frogdesk.engine.chat import Backend
 from frogdesk.engine.registry import kind_of
@@ -82,7 +82,8 @@ def default_backend(
         # lenient calls: arguments are checked by the tools, in Leaf's words (as in the vendor's setup)
         return ScriptBackend(script)
 
-    settings = dataclasses.replace(settings, backend=record.backend)
+    # an unknown name (a hand-edited record) reaches the registry, whose maker says so
+    settings = dataclasses.replace(settings, backend=cast(BackendName, record.backend))
     if kind.remote_endpoint:
         endpoint = str(record.settings.get("openai_endpoint") or settings.openai_endpoint)
         settings = dataclasses.replace(settings, openai_endpoint=endpoint)

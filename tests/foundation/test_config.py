@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,99 @@ def test_flash_attention_is_auto_on_or_off_and_reads_old_booleans(
     settings = config.load(path, environ=environ)
     assert settings.flash_attn == word
     assert settings.flash_attn_choice is choice
+
+
+def test_a_sectioned_file_reads_each_option_from_its_section(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        'model = "a.gguf"\n'
+        "[engine]\nthreads = 4\n"
+        '[sandbox]\nlevel = "bwrap"\ndisk_reserve = 0\n'
+        '[tui]\ntheme = "frogdesk-light"\nkeys = { review = "ctrl+r" }\n'
+        "[loop]\nmax_steps = 20\n"
+        '[hub]\nhf_endpoint = "http://127.0.0.1:1"\n'
+    )
+    settings = config.load(path, environ={})
+    assert (settings.model, settings.threads, settings.sandbox) == ("a.gguf", 4, "bwrap")
+    assert settings.sandbox_disk_reserve == 0 and settings.keys == {"review": "ctrl+r"}
+    assert (settings.theme, settings.max_steps) == ("frogdesk-light", 20)
+    assert settings.hf_endpoint == "http://127.0.0.1:1"
+
+
+def test_every_option_has_one_place_and_every_section_is_used() -> None:
+    places = list(config.PLACES.values())
+    assert len(set(places)) == len(places)
+    assert {section for section, _ in places} == {None, *config.SECTIONS}
+    assert config.shown_key("sandbox_tmpfs_size") == "[sandbox] tmpfs_size"
+    assert config.shown_key("model") == "model"
+
+
+def test_old_flat_keys_still_read_with_one_notice(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('threads = 3\nsandbox = "none"\n[engine]\ncontext_size = 4096\n')
+    with caplog.at_level("WARNING", logger="frogdesk.notice"):
+        first = config.load(path, environ={})
+        again = config.load(path, environ={})
+    assert (first.threads, first.sandbox, first.context_size) == (3, "none", 4096)
+    assert again == first
+    [notice] = [r.getMessage() for r in caplog.records if r.name == "frogdesk.notice"]
+    assert "threads -> [engine] threads" in notice and "sandbox -> [sandbox] level" in notice
+    # The control: a file in sections says nothing.
+    caplog.clear()
+    fresh = tmp_path / "fresh.toml"
+    fresh.write_text("[engine]\nthreads = 3\n")
+    with caplog.at_level("WARNING", logger="frogdesk.notice"):
+        assert config.load(fresh, environ={}).threads == 3
+    assert [r for r in caplog.records if r.name == "frogdesk.notice"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("[engine]\nthreds = 2\n", "unknown key 'threds' in [engine]"),
+        ('[engine]\nthreads = "two"\n', "'[engine] threads' must be an integer"),
+        ('[sandbox]\nlevel = "docker"\n', "'[sandbox] level' must be one of auto, bwrap"),
+        ("[loop]\ntheme = 1\n", "unknown key 'theme' in [loop]"),
+        ("[loop]\nmax_steps = 0\n", "'[loop] max_steps' must be at least 1"),
+    ],
+)
+def test_a_bad_sectioned_key_is_named_as_written(tmp_path: Path, text: str, fragment: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    with pytest.raises(config.ConfigError) as info:
+        config.load(path, environ={})
+    assert fragment in str(info.value) and str(path) in str(info.value)
+
+
+def test_saving_writes_the_section_and_moves_an_old_flat_key(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text('# my settings\nmodel = "m.gguf"\ntheme = "frogdesk-dark"\nthreads = 2\n')
+    config.save_option(path, "theme", "frogdesk-light")
+    config.save_option(path, "sandbox", "landlock")
+    config.save_option(path, "model", "n.gguf")
+    text = path.read_text()
+    assert "# my settings" in text
+    assert "\ntheme" not in text.split("[tui]")[0]  # the flat spelling is gone
+    settings = config.load(path, environ={})
+    assert (settings.theme, settings.sandbox, settings.model, settings.threads) == (
+        "frogdesk-light",
+        "landlock",
+        "n.gguf",
+        2,
+    )
+    assert "[tui]" in text and 'level = "landlock"' in text
+
+
+def test_the_readmes_example_file_loads(tmp_path: Path) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("The file has a table per part", 1)[1].split("```toml\n", 1)[1]
+    path = tmp_path / "config.toml"
+    path.write_text(block.split("```", 1)[0])
+    assert config.load(path, environ={}) == config.Settings()
+    for section in config.SECTIONS:
+        assert f"[{section}]" in block
+    named = set(re.findall(r"[a-z_]+", block))
+    missing = [key for section, key in config.PLACES.values() if section and key not in named]
+    assert missing == []
