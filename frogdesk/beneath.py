@@ -21,6 +21,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
+from frogdesk.errors import FrogDeskError
+
 RESOLVE_NO_XDEV = 0x01
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_NO_SYMLINKS = 0x04
@@ -32,7 +34,7 @@ MAX_LINKS = 40
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
 
 
-class EscapeError(PermissionError):
+class EscapeError(FrogDeskError, PermissionError):
     """A path that leads out of its root, or through a link where none may be followed."""
 
 

@@ -18,6 +18,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from frogdesk.errors import FrogDeskError
+
 T = TypeVar("T")
 
 
@@ -25,7 +27,7 @@ _HINTS: dict[type, dict[str, Any]] = {}
 """Each dataclass's field types, resolved once."""
 
 
-class RecordTypeError(ValueError):
+class RecordTypeError(FrogDeskError, ValueError):
     """A JSON value does not have the type its field declares."""
 
 

@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError
+from frogdesk.core.errors import StaleReviewError, WorktreeGoneError
 from frogdesk.core.reviewing import (
     Scope,
     SessionReview,
-    StaleReviewError,
-    WorktreeGoneError,
     apply_checked,
     load_review,
     show_review,

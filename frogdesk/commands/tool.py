@@ -13,7 +13,8 @@ from typing import Any
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.engine.chat import ToolCall
 from frogdesk.inert import inert_text
-from frogdesk.leaf.runner import ToolInfrastructureError, ToolRunner
+from frogdesk.leaf.errors import ToolInfrastructureError
+from frogdesk.leaf.runner import ToolRunner
 from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import choose_shell, confined_shell
 from frogdesk.sandbox.shells.protocol import Shell

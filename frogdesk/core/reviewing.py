@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from frogdesk.core.errors import StaleReviewError, WorktreeGoneError
 from frogdesk.inert import inert_line
 from frogdesk.review.apply import ApplyResult, apply_hunks
 from frogdesk.review.decisions import HunkDecisions, load_decisions
@@ -19,15 +20,6 @@ from frogdesk.review.user_changes import load_user_changes
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.service import ApplyRefusedError
 from frogdesk.sessions.store import SessionStore
-
-
-class WorktreeGoneError(ValueError):
-    """The session's worktree no longer exists (discarded or removed): nothing to review."""
-
-
-class StaleReviewError(ApplyRefusedError):
-    """The diff to apply is not the one the user reviewed; nothing was written."""
-
 
 Scope = Literal["all", "files", "hunks"]
 """How an apply chose its hunks: every hunk, every hunk of some files, or hunks by id."""

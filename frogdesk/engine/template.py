@@ -21,6 +21,7 @@ from frogdesk.engine.template_limits import (
     RenderLimitExceeded,
 )
 from frogdesk.errors import FrogDeskError
+from frogdesk.models.gguf_header import read_header, string_items
 
 
 class TemplateError(FrogDeskError):
@@ -174,8 +175,6 @@ def load_gguf_template(path: Path) -> ChatTemplate:
 
     Raises `TemplateError` when the file has no `tokenizer.chat_template`.
     """
-    from frogdesk.models.gguf_header import read_header, string_items
-
     try:
         header = read_header(path)
         source = header.metadata.get("tokenizer.chat_template")

@@ -18,7 +18,8 @@ from fnmatch import translate
 from pathlib import Path
 
 from frogdesk.beneath import DIR_FLAGS, open_beneath
-from frogdesk.leaf.paths import OutsideWorkdirError, WorkRoot, is_within, locate, opened_root
+from frogdesk.leaf.errors import OutsideWorkdirError
+from frogdesk.leaf.paths import WorkRoot, is_within, locate, opened_root
 
 _MAGIC = re.compile(r"[*?[]")
 PRUNED_NAMES = frozenset({".git"})

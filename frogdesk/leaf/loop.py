@@ -29,6 +29,7 @@ from frogdesk.engine.chat import (
     ToolCallEvent,
     ToolSchema,
 )
+from frogdesk.leaf.errors import ToolInfrastructureError
 from frogdesk.leaf.events import (
     ExitReason,
     LoopEvent,
@@ -40,7 +41,7 @@ from frogdesk.leaf.events import (
     ToolStarted,
 )
 from frogdesk.leaf.records import LoopResult, Observation, StepRecord, step_of_reply
-from frogdesk.leaf.runner import ToolInfrastructureError, ToolOutcome
+from frogdesk.leaf.runner import ToolOutcome
 
 REPEAT_NOTICE_AFTER = 3
 STEP_SEED_STRIDE = 1 << 16

@@ -13,13 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from frogdesk.beneath import DIR_FLAGS, MAX_LINKS, open_root, relative_to_root
+from frogdesk.leaf.errors import OutsideWorkdirError
 
 MAX_DEPTH = 512
 """Folders one resolution may hold open at once (a path deeper than this is refused)."""
-
-
-class OutsideWorkdirError(PermissionError):
-    """A path that would reach outside the repository workdir."""
 
 
 @dataclass(frozen=True)

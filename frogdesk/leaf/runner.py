@@ -11,13 +11,10 @@ from typing import Any
 
 from frogdesk.engine.chat import ToolCall
 from frogdesk.leaf.approval import CommandGate
+from frogdesk.leaf.errors import ShellMissingError, ToolInfrastructureError
 from frogdesk.leaf.events import CommandOutcome
-from frogdesk.leaf.tools import LeafTools, ShellMissingError
+from frogdesk.leaf.tools import LeafTools
 from frogdesk.sandbox.shells.protocol import Shell
-
-
-class ToolInfrastructureError(RuntimeError):
-    """The runner itself failed (not the tool's input): the loop ends with `tool_error`."""
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from typing import Any
 
 from frogdesk.beneath import EscapeError
 from frogdesk.leaf.approval import CommandGate
+from frogdesk.leaf.errors import OutsideWorkdirError, ShellMissingError
 from frogdesk.leaf.globwalk import glob_beneath
 from frogdesk.leaf.paths import (
     Located,
-    OutsideWorkdirError,
     ResolvedPath,
     WorkRoot,
     check_writable,
@@ -248,10 +248,6 @@ def _check_result_size(target: ResolvedPath, size: int, replaced: int, old: str,
             f"files over {MAX_FILE_BYTES} bytes (replace fewer occurrences or use a shorter "
             "new_string)"
         )
-
-
-class ShellMissingError(RuntimeError):
-    """Bash was called but the runner was built without a shell."""
 
 
 class LeafTools:

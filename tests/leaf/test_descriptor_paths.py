@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from frogdesk.engine.chat import ToolCall
-from frogdesk.leaf.paths import OutsideWorkdirError, check_writable, locate, opened_root
+from frogdesk.leaf.errors import OutsideWorkdirError
+from frogdesk.leaf.paths import check_writable, locate, opened_root
 from frogdesk.leaf.runner import ToolRunner
 
 

@@ -20,8 +20,9 @@ from frogdesk.engine.chat import (
     ToolSchema,
 )
 from frogdesk.engine.llama.choice import DrafterChoice
-from frogdesk.engine.llama.context import DecodeError, LlamaContext
+from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
+from frogdesk.engine.llama.errors import DecodeError
 from frogdesk.engine.llama.generation import ReplyRun
 from frogdesk.engine.llama.listing import unnumbered
 from frogdesk.engine.llama.log import LlamaLogCapture, buffer_sizes

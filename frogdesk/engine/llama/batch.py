@@ -31,7 +31,8 @@ from typing import Any
 
 import llama_cpp
 
-from frogdesk.engine.llama.context import PARTIAL, DecodeError, LlamaContext
+from frogdesk.engine.llama.context import PARTIAL, LlamaContext
+from frogdesk.engine.llama.errors import DecodeError
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.sampling import Pick, Sampler
 

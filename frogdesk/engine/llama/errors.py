@@ -1,7 +1,11 @@
-"""The error the llama backend raises when a model file cannot be used."""
+"""The errors of the llama backend: a model file that cannot be used, a batch refused."""
 
 from __future__ import annotations
 
-from frogdesk.errors import LoadProblem, ModelLoadError
+from frogdesk.errors import FrogDeskError, LoadProblem, ModelLoadError
 
-__all__ = ["LoadProblem", "ModelLoadError"]
+__all__ = ["DecodeError", "LoadProblem", "ModelLoadError"]
+
+
+class DecodeError(FrogDeskError, RuntimeError):
+    """llama_decode refused a batch (context full or out of memory)."""

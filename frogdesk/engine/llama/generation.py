@@ -18,8 +18,8 @@ from frogdesk.engine.chat import (
     ToolSchema,
     Usage,
 )
-from frogdesk.engine.llama.context import DecodeError
 from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
+from frogdesk.engine.llama.errors import DecodeError
 from frogdesk.engine.llama.sampling import GrammarUse, Sampler, resolve
 from frogdesk.engine.llama.sequence import LlamaSequence
 from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from frogdesk.engine.llama.context import DecodeError, LlamaContext
+from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.errors import DecodeError
 from frogdesk.engine.llama.model import LlamaModel
 from frogdesk.engine.llama.transcript import TokenTranscript
 

@@ -24,9 +24,9 @@ from frogdesk.engine.chat import (
     ToolSchema,
 )
 from frogdesk.engine.estimate import estimate_prompt_tokens
+from frogdesk.engine.openai.errors import EndpointError, StreamError
 from frogdesk.engine.openai.stream import (
     ChunkAssembler,
-    StreamError,
     bounded_lines,
     iter_sse_data,
     read_capped,
@@ -35,17 +35,12 @@ from frogdesk.engine.openai.stream import (
     whole_reply_payload,
 )
 from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect
-from frogdesk.errors import FrogDeskError
 
 VENDOR_TEMPERATURE = 0.6
 """The sampling temperature the vendor evaluated FrogNano with."""
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_REPLY_BYTES = 16 << 20
 """Largest reply read whole (`/models`, a non-streamed completion) and longest stream line."""
-
-
-class EndpointError(FrogDeskError, ValueError):
-    """The endpoint URL cannot be used."""
 
 
 class _RequestFailed(Exception):

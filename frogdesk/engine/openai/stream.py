@@ -17,6 +17,7 @@ from frogdesk.engine.chat import (
     ToolSchema,
     Usage,
 )
+from frogdesk.engine.openai.errors import StreamError
 from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect, ToolCallParser
 from frogdesk.engine.toolcall.scan import CALL_OPEN, THINK_CLOSE
 from frogdesk.engine.toolcall.values import (
@@ -35,10 +36,6 @@ _FINISH: dict[str, FinishReason] = {
     "length": "length",
     "content_filter": "error",
 }
-
-
-class StreamError(Exception):
-    """The server sent something that is not an OpenAI chat-completion stream."""
 
 
 STREAM_BYTES_PER_TOKEN = 1024

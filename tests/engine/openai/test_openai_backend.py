@@ -24,7 +24,8 @@ from frogdesk.engine.chat import (
     ToolSchema,
     Usage,
 )
-from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
+from frogdesk.engine.openai.backend import OpenAIBackend
+from frogdesk.engine.openai.errors import EndpointError
 from frogdesk.engine.toolcall.parser import render_tool_call_xml
 
 READ: ToolSchema = {

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from frogdesk.engine.chat import EngineEvent, Message, ToolCallError, ToolCallEvent, ToolSchema
-from frogdesk.engine.openai.stream import ChunkAssembler, StreamError
+from frogdesk.engine.openai.errors import StreamError
+from frogdesk.engine.openai.stream import ChunkAssembler
 from frogdesk.engine.script_backend import ScriptBackend
 from frogdesk.engine.toolcall.parser import parse_reply
 from frogdesk.leaf.loop import LoopConfig, run_loop
