@@ -29,6 +29,7 @@ from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import confined_shell, detect
 from frogdesk.sandbox.tool_report import probe_lines, refused_entries
 from frogdesk.sandbox.toolchain import TOOLS, env_folder_names, is_venv, probe_tools
+from frogdesk.sessions.saved_states import states_on_disk
 from frogdesk.sizes import gib
 from frogdesk.worktree.checkout import find_repo_root
 
@@ -81,6 +82,8 @@ class DoctorReport:
     running_as_root: bool
     problems: list[str] = field(default_factory=list)
     toolchain: dict[str, Any] = field(default_factory=dict)
+    saved_states: dict[str, int] = field(default_factory=dict)
+    """Saved engine states of sessions: how many and their bytes."""
     """What a session's shell finds (python, pytest, node...) and what it is not shown."""
 
     def to_dict(self) -> dict[str, Any]:
@@ -304,6 +307,7 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
         running_as_root=as_root,
         problems=problems,
         toolchain=toolchain,
+        saved_states=asdict(states_on_disk(paths.sessions_dir)),
     )
 
 
@@ -340,6 +344,7 @@ def format_text(report: DoctorReport) -> str:
         f"config           {report.paths['config_file']} ({'exists' if report.config['exists'] else 'not created yet'}, {config_state})",
         f"data             {report.paths['data_dir']}",
         f"models           {report.paths['hf_cache']} (the Hugging Face cache); imported: {report.paths['models_dir']}",
+        f"saved states     {gib(report.saved_states.get('total', 0))} in {report.saved_states.get('count', 0)} sessions (cap: saved_state_max_bytes)",
         f"log              {report.paths['log_file']} (huggingface_hub and llama.cpp messages)",
         hub_line,
     ]

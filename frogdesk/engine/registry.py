@@ -16,11 +16,13 @@ from frogdesk.config import Settings
 from frogdesk.engine.chat import Backend
 from frogdesk.engine.errors import BackendError
 from frogdesk.engine.llama.plan import plan_llama, say_load_notices
-from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
+from frogdesk.engine.openai.backend import OpenAIBackend
+from frogdesk.engine.openai.errors import EndpointError
 from frogdesk.engine.script_backend import ScriptBackend, ScriptError
 from frogdesk.models.errors import ModelError
 
 if TYPE_CHECKING:
+    from frogdesk.engine.llama.backend import LlamaBackend
     from frogdesk.engine.llama.model import LlamaModel
 
 
@@ -153,6 +155,21 @@ def loaded_weights(backend: Backend | None) -> LlamaModel | None:
     from frogdesk.engine.llama.backend import LlamaBackend
 
     return backend.model if isinstance(backend, LlamaBackend) else None
+
+
+def state_owner(backend: Backend | None) -> LlamaBackend | None:
+    """The embedded llama backend behind `backend` whose context's state can be saved and
+    loaded: a whole backend of a kind that shares weights, on a context of its own (not one
+    sequence of a shared context); None for any other."""
+    if backend is None or not kind_of(backend.info.kind).shared_weights:
+        return None
+    # loads llama_cpp: only when a llama backend is already loaded
+    from frogdesk.engine.llama.backend import LlamaBackend
+    from frogdesk.engine.llama.context import LlamaContext
+
+    if isinstance(backend, LlamaBackend) and type(backend.context) is LlamaContext:
+        return backend
+    return None
 
 
 def reopened_like(backend: Backend, model_path: Path) -> Backend | None:

@@ -28,6 +28,7 @@ from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.leaf.textfile import WRITES_DIR
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
+from frogdesk.logfile import say_notice
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
 from frogdesk.sessions.move import ModelSwitch, price_switch
@@ -41,6 +42,7 @@ from frogdesk.sessions.parts import (
 )
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.saved_states import discard_state, load_state, save_state
 from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
 from frogdesk.sessions.starting import new_record, opening_messages, with_opening
 from frogdesk.sessions.store import (
@@ -173,13 +175,21 @@ class SessionService:
         return record, worktree, opening
 
     def _abandon(self, record: SessionRecord, worktree: Worktree) -> None:
-        """Undo a start that failed: remove the worktree, mark the record discarded.
+        """Undo a start that failed: remove the worktree, then the session (it never ran, so
+        it leaves no row in the list).
 
-        Each part is tried on its own, so a second failure here (a full disk) cannot leave
-        a worktree that no listed session owns.
+        Each part is tried on its own: when the worktree cannot be removed, the record stays,
+        marked discarded, so a second failure here (a full disk) cannot leave a worktree
+        that no listed session owns.
         """
+        removed = False
         with contextlib.suppress(Exception):
             discard_worktree(worktree)
+            removed = True
+        if removed:
+            with contextlib.suppress(OSError):
+                self.store.forget(record.id)
+                return
         record.status = "discarded"
         if self.store.session_dir(record.id).is_dir():
             with contextlib.suppress(Exception):
@@ -230,7 +240,15 @@ class SessionService:
             raise TamperedWorktree(worktree.path, "its git dirs differ from the session record")
         shell = self.shell_factory(settings.sandbox, worktree, settings)
         backend = self.backend_factory(record, settings, len(transcript.steps))
-        return ActiveSession(record, worktree, backend, shell, settings, tool_schemas(), transcript)
+        tools = tool_schemas()
+        said = load_state(
+            backend, self.store.session_dir(record.id), self.paths.data_dir,
+            self.settings.saved_state_max_bytes, transcript.conversation(), tools,
+            enable_thinking=settings.enable_thinking,
+        )  # fmt: skip
+        if said:
+            say_notice(said)
+        return ActiveSession(record, worktree, backend, shell, settings, tools, transcript)
 
     def run(
         self,
@@ -272,6 +290,17 @@ class SessionService:
                 f"free some space, then run `frogdesk sessions resume {record.id}`",
                 session_id=record.id,
             ) from exc
+
+    def keep_state(self, active: ActiveSession) -> None:
+        """Save the session's engine state beside it, so a reopen need not read it again."""
+        said = save_state(
+            active.backend,
+            self.store.session_dir(active.record.id),
+            self.paths.data_dir,
+            self.settings.saved_state_max_bytes,
+        )
+        if said:
+            say_notice(said)
 
     def gate(self, active: ActiveSession, operator: Operator = NOBODY) -> CommandGate:
         """The approval gate of the session's Bash commands (and attempts' checks).
@@ -327,6 +356,7 @@ class SessionService:
             )
         finally:
             watch.stop()
+            self.keep_state(active)
         active.transcript = self.store.read_transcript(record.id)  # a later run goes on from here
         self.store.append_end(
             record.id,
@@ -396,6 +426,7 @@ class SessionService:
         record.status = "discarded"
         record.pid = 0
         self.store.update(record)
+        discard_state(self.store.session_dir(record.id))
         return record
 
 

@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import secrets
+import shutil
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,7 @@ from frogdesk.leaf.records import (
     step_to_dict,
 )
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.staging import StagedSession
+from frogdesk.sessions.staging import StagedSession, staging_path
 
 RECORD_FILE = "session.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
@@ -301,6 +302,16 @@ class SessionStore:
                 staging.drop()
             raise
         return record
+
+    def forget(self, session_id: str) -> None:
+        """Remove a session that never ran (its start failed), leaving no row behind.
+
+        The folder is first renamed back to a hidden staging name, so a kill midway leaves
+        only what the next start's sweep clears, never a half-removed session.
+        """
+        hidden = staging_path(self.root, session_id)
+        os.rename(self.session_dir(session_id), hidden)
+        shutil.rmtree(hidden, ignore_errors=True)
 
     def update(self, record: SessionRecord) -> None:
         """Write the record back atomically."""

@@ -19,8 +19,10 @@ CUT_EXITS = {"max_tokens_per_turn", "max_turns"}
 
 
 def test_a_resumed_llama_session_reads_exactly_the_tokens_it_generated(
-    tmp_path: Path, qwen35_gguf: Path, sandboxed_bash: str
+    tmp_path: Path, qwen35_gguf: Path, sandboxed_bash: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the re-read is what this pins: no saved engine state (tests/engine/test_saved_state.py)
+    monkeypatch.setenv("FROGDESK_SAVED_STATE_MAX_BYTES", "0")
     repo = make_repo(tmp_path)
     common = ["--max-context", "2048", "--max-tokens-per-turn", "24", "--json"]
     first = frogdesk(
