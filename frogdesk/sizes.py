@@ -19,5 +19,8 @@ def gib(n: float) -> str:
 
 
 def memory_size(n: float) -> str:
-    """An amount of memory in binary units: GiB from one GiB up (3.50 GiB), MiB below (96 MiB)."""
+    """An amount of memory in binary units: GiB from one GiB up (3.50 GiB), MiB below (96 MiB),
+    KiB under one MiB (192 KiB)."""
+    if 0 < abs(n) < 2**20:
+        return f"{n / 2**10:.0f} KiB"
     return gib(n) if abs(n) >= 2**30 else f"{n / 2**20:.0f} MiB"

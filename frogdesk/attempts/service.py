@@ -87,12 +87,15 @@ def check_counts(n: int, scripts: int, check_timeout: float) -> None:
 
 def plan_check(spec: AttemptsSpec) -> tuple[str, str]:
     """The check command to run and where it came from ("" and "" when there is none)."""
-    if spec.check is not None:
-        return spec.check.strip(), "given" if spec.check.strip() else ""
     found = detect_check(spec.repo)
-    if found is None:
-        return "", ""
-    return found.command, f"detected: {found.reason}"
+    detected = ("", "") if found is None else (found.command, f"detected: {found.reason}")
+    if spec.check is not None:
+        given = spec.check.strip()
+        # the TUI passes on the detected command, which is still the detected one
+        if given and given == detected[0]:
+            return detected
+        return given, "given" if given else ""
+    return detected
 
 
 def attempt_seeds(base: int, n: int) -> list[int]:

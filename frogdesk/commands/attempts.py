@@ -16,6 +16,7 @@ from frogdesk.attempts.verify import DEFAULT_CHECK_TIMEOUT
 from frogdesk.commands.common import UserError
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
+from frogdesk.core.status import check_source_words, ending_words
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent
@@ -105,7 +106,7 @@ def describe(outcome: AttemptsOutcome) -> list[str]:
     """The attempts as text lines, best first when ranked."""
     lines: list[str] = []
     if outcome.ranked:
-        lines.append(f"check: {outcome.check_command} ({outcome.check_source})")
+        lines.append(f"check: {outcome.check_command} ({check_source_words(outcome.check_source)})")
         lines.append(f"ranking: {RANKING}")
     else:
         lines.extend(outcome.notes)
@@ -117,7 +118,8 @@ def describe(outcome: AttemptsOutcome) -> list[str]:
             verdict += f" in {check.seconds:.1f}s: {check.summary}"
         label = f"#{place}" if outcome.ranked else f"attempt {attempt.index + 1}"
         lines.append(
-            f"{label} {attempt.session_id or '-'} seed {attempt.seed}: {attempt.exit_reason}, "
+            f"{label} {attempt.session_id or '-'} seed {attempt.seed}: "
+            f"{ending_words(attempt.exit_reason)}, "
             f"{len(attempt.files_changed)} files +{attempt.lines_added}/-{attempt.lines_removed}, "
             f"{attempt.n_steps} steps, {attempt.tokens} tokens, {attempt.seconds:.1f}s; {verdict}"
         )

@@ -25,7 +25,13 @@ from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
 from frogdesk.models.hub import hub_token, source_line
 from frogdesk.models.hub_http import RetryPolicy
 from frogdesk.models.local import all_local, hf_cache_dir, import_model
-from frogdesk.models.memory import cpu_repack_types, drafts_with_mtp, largest_context, plan
+from frogdesk.models.memory import (
+    Estimate,
+    cpu_repack_types,
+    drafts_with_mtp,
+    largest_context,
+    plan,
+)
 from frogdesk.models.model_warnings import (
     LICENSE_AMBIGUOUS,
     ModelFacts,
@@ -41,7 +47,17 @@ from frogdesk.models.spec import parse_filename, parse_spec
 from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths
 from frogdesk.quantcheck.files import describe_result
-from frogdesk.sizes import human_bytes
+from frogdesk.sizes import human_bytes, memory_size
+
+
+def estimate_line(est: Estimate) -> str:
+    """The memory estimate in binary units with every part of its total (empty parts left out)."""
+    shown = ", ".join(
+        f"{name} {memory_size(size)}"
+        for name, size in est.parts
+        if size or name in ("weights", "KV cache", "compute")
+    )
+    return f"{memory_size(est.total)} at {est.context:,} tokens: {shown}"
 
 
 def _context(args: argparse.Namespace, settings: Settings) -> int:
@@ -317,18 +333,13 @@ def cmd_info(args: argparse.Namespace) -> int:
         ("license field", info.license or "-"),
         (
             "estimate",
-            f"{human_bytes(est.total)} at {est.context:,} tokens: weights {human_bytes(est.weights)}, KV {human_bytes(est.kv_cache)}, recurrent {human_bytes(est.recurrent_state)}, compute {human_bytes(est.compute)}"
-            + (
-                f", MTP draft context {human_bytes(est.mtp_kv_cache + est.mtp_compute)}"
-                if est.mtp_kv_cache or est.mtp_compute
-                else ""
-            ),
+            estimate_line(est),
         ),
         (
             "this machine",
-            f"{human_bytes(memory.ram_free)} RAM free"
+            f"{memory_size(memory.ram_free)} RAM free"
             + (
-                f", {human_bytes(memory.vram_free)} VRAM free ({memory.gpu_name})"
+                f", {memory_size(memory.vram_free)} VRAM free ({memory.gpu_name})"
                 if memory.vram_free is not None
                 else ", no GPU offload"
             ),

@@ -11,6 +11,7 @@ import types
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
+from frogdesk.core.status import ending_words
 from frogdesk.engine.chat import ContentDelta, ReasoningDelta
 from frogdesk.inert import command_warning, inert_command, inert_line, inert_text
 from frogdesk.leaf.events import (
@@ -173,7 +174,8 @@ def _is_terminal(stream: TextIO) -> bool:
 def finished_line(event: RunFinished) -> str:
     """How the run ended, in one line (its error too)."""
     tail = f" ({event.error})" if event.error else ""
-    return f"finished: {event.exit_reason} after {event.n_steps} steps{tail}"
+    steps = "1 step" if event.n_steps == 1 else f"{event.n_steps} steps"
+    return f"{ending_words(event.exit_reason)} after {steps}{tail}"
 
 
 @contextlib.contextmanager

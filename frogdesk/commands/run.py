@@ -23,6 +23,7 @@ from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
 from frogdesk.config import APPROVAL_SETTINGS, DEFAULT_MAX_STEPS, Settings
+from frogdesk.core.repo_setup import check_repository
 from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
 from frogdesk.engine.llama.errors import ModelLoadError
 from frogdesk.engine.llama.gguf import read_gguf_header
@@ -112,7 +113,7 @@ def main(args: argparse.Namespace) -> int:
     """Run the session to its end; exit 0 when the agent gave a final answer, 1 otherwise."""
     args.backend = chosen_backend(args.backend, args.endpoint)
     settings = load_settings(args, _overrides(args))
-    backend = settings.backend
+    backend: str = settings.backend
     scripts: list[Path] = args.script or []
     if args.script is not None and (args.backend is None or kind_of(args.backend).replays_script):
         backend = SCRIPT.name
@@ -130,6 +131,8 @@ def main(args: argparse.Namespace) -> int:
         model=args.model or "",
         script=scripts[0] if scripts else None,
     )
+    # a folder that is no repository is said first, before any model is looked at
+    check_repository(spec.repo)
     if kind_of(backend).local_model:
         try:  # a missing model is refused before a worktree is made for it
             resolve_model_path(spec.model, settings)

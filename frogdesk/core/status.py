@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
+from frogdesk.leaf.exit_words import exit_words
 from frogdesk.sessions.active import shown_status
 from frogdesk.sessions.record import SessionRecord
-
-_ENDINGS = {
-    "agent": "finished: final answer",
-    "max_turns": "stopped: step budget",
-    "max_context_len": "stopped: context full",
-    "max_tokens_per_turn": "stopped: reply too long",
-    "max_time": "stopped: time limit",
-    "llm_query_error": "stopped: model error",
-    "tool_error": "stopped: tool error",
-    "cancelled": "stopped by you",
-}
 
 _STATES = {
     "created": "new: not run yet",
@@ -25,8 +15,17 @@ _STATES = {
 
 
 def ending_words(exit_reason: str) -> str:
-    """How a run ended, e.g. "stopped: step budget"; an unknown reason is shown as it is."""
-    return _ENDINGS.get(exit_reason, f"ended: {exit_reason}" if exit_reason else "ended")
+    """How a run ended, e.g. "stopped: context full" (the one table: leaf.exit_words)."""
+    return exit_words(exit_reason)
+
+
+def check_source_words(source: str) -> str:
+    """Where an attempts check came from, in words: "you gave it", "detected: pytest.ini"."""
+    if source == "given":
+        return "given by you"
+    if source.startswith("detected"):
+        return source
+    return source or "no check"
 
 
 def status_words(record: SessionRecord) -> str:

@@ -11,7 +11,7 @@ from typing import Literal
 
 from frogdesk.durable import publish
 from frogdesk.models.errors import ModelError
-from frogdesk.models.gguf_info import split_parts
+from frogdesk.models.gguf_info import missing_model_line, split_parts
 from frogdesk.models.spec import GgufName, group_files
 
 Source = Literal["frogdesk", "hf-cache", "imported"]
@@ -115,7 +115,7 @@ def all_local(models_dir: Path, cache_dir: Path | None = None) -> list[LocalMode
 def check_loadable(path: Path) -> Path:
     """A local file FrogDesk may load: it exists, is a GGUF, and is not a vision projector."""
     if not path.is_file():
-        raise ModelError(f"{path}: no such file")
+        raise ModelError(missing_model_line(path))
     if not is_gguf(path):
         raise ModelError(f"{path}: not a GGUF file (no GGUF magic at its start)")
     if "mmproj" in path.name.lower():

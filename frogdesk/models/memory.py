@@ -153,12 +153,23 @@ class Estimate:
     """Compute and output buffers of the MTP draft context (0 without it)."""
 
     @property
+    def parts(self) -> tuple[tuple[str, int], ...]:
+        """Every part of the total, named as `models info` shows them (the total is their sum)."""
+        return (
+            ("weights", self.weights),
+            ("CPU repacked weights", self.repack),
+            ("KV cache", self.kv_cache),
+            ("recurrent state", self.recurrent_state),
+            ("compute", self.compute),
+            ("output", self.output),
+            ("MTP draft KV cache", self.mtp_kv_cache),
+            ("MTP draft compute", self.mtp_compute),
+        )
+
+    @property
     def total(self) -> int:
         """Everything together."""
-        return (
-            self.weights + self.kv_cache + self.recurrent_state + self.compute + self.output
-            + self.repack + self.mtp_kv_cache + self.mtp_compute
-        )  # fmt: skip
+        return sum(size for _, size in self.parts)
 
 
 def _padded(context: int) -> int:

@@ -46,3 +46,15 @@ def resolve_local(
             f"(or list the quants with `frogdesk models list {parsed.repo}`)"
         )
     return found.path
+
+
+def check_spec(spec: str, settings: Settings) -> None:
+    """Refuse at start, without the network, a spec that can never load: one that does not
+    parse (a typo'd quant among them) or a path with no model file there (ModelError).
+
+    A Hub spec not on disk passes: the picker offers to download it.
+    """
+    parsed = parse_spec(spec, settings.aliases)
+    if parsed.kind == "path":
+        assert parsed.path is not None
+        check_loadable(parsed.path)

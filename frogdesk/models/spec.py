@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -185,11 +186,36 @@ class ModelSpec:
 
 
 def _looks_like_path(text: str) -> bool:
+    # a folder on disk is a path too (OWNER/REPO can look like one): it is said to be a
+    # folder rather than listed on the Hub
     return (
         text.lower().endswith(".gguf")
         or text.startswith(("/", "./", "../", "~"))
         or (len(text) > 2 and text[1] == ":" and text[2] in "\\/")
+        or Path(text).expanduser().is_dir()
     )
+
+
+def known_quant(quant: str) -> bool:
+    """A quant name a GGUF file name can carry (the only ones a repo's files can match)."""
+    bare = normalize_quant(quant).removeprefix("I1-")
+    return bare in NOMINAL_BITS or _QUANT_RE.fullmatch(bare) is not None
+
+
+def quant_typo(repo: str, quant: str) -> str:
+    """The line for a quant no file can carry: a typo, with the nearest known names."""
+    bare = normalize_quant(quant).removeprefix("I1-")
+    scored = sorted(
+        (-difflib.SequenceMatcher(None, bare, name).ratio(), name != DEFAULT_QUANT, name)
+        for name in NOMINAL_BITS
+    )
+    best = scored[0][0]
+    # the names as near as the nearest (Q4_K_N is one letter from M, S and L alike)
+    near = [name for score, _, name in scored if score == best][:3] if best <= -0.5 else []
+    if not near:
+        return f"no quant {quant} in {repo}; quant names look like Q4_K_M, IQ3_M or Q8_0"
+    names = ", ".join(near[:-1]) + " or " + near[-1] if len(near) > 1 else near[0]
+    return f"no quant {quant} in {repo}; did you mean {names}?"
 
 
 def parse_spec(text: str, aliases: Mapping[str, str] | None = None) -> ModelSpec:
@@ -215,6 +241,8 @@ def parse_spec(text: str, aliases: Mapping[str, str] | None = None) -> ModelSpec
         raise ModelError(f"'{text}': empty quant after ':'")
     if quant and not re.fullmatch(r"(?:i1-)?[A-Za-z0-9_]+", quant):
         raise ModelError(f"'{text}': '{quant}' is not a quant name (like Q4_K_M, IQ3_M, i1-Q4_K_S)")
+    if quant and not known_quant(quant):
+        raise ModelError(quant_typo(repo, quant))
     return ModelSpec(
         text=text,
         kind="repo",

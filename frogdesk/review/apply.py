@@ -19,6 +19,8 @@ from frogdesk.review.model import FileChange, Hunk, SessionDiff
 from frogdesk.review.records import (
     ApplyRecord,
     RecordedFile,
+    apply_time,
+    count_files,
     drop_record,
     new_record_id,
     save_record,
@@ -62,6 +64,8 @@ class ApplyResult:
     commit: str | None = None
     history: HistoryOutcome | None = None
     """With --commit: whether the commit was made, in a line for the user."""
+    applied_at: float = field(default_factory=time.time)
+    """When the files were written (the undo record's time): the report names the apply by it."""
 
     def report(self) -> str:
         """A human-readable summary."""
@@ -69,7 +73,7 @@ class ApplyResult:
             lines = ["apply refused; nothing was written:"]
             lines += [f"  {c.describe()}" for c in self.conflicts]
             return "\n".join(lines)
-        lines = [f"applied {len(self.written)} file(s)"]
+        lines = [f"applied {count_files(len(self.written))} at {apply_time(self.applied_at)}"]
         lines += [f"  {inert_line(p)}" for p in self.written]  # one line per name, newline or not
         if self.history is not None:
             lines.append(self.history.message)
@@ -158,6 +162,7 @@ def apply_hunks(
         applied=True,
         written=list(writes),
         record_id=record.id if record else None,
+        applied_at=record.created_at if record else time.time(),
         commit=journal.history.new if journal.history and moved and moved.done else None,
         history=moved,
     )

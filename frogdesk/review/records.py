@@ -54,6 +54,18 @@ class ApplyRecord:
         return build(cls, json.loads(text))
 
 
+def count_files(n: int) -> str:
+    """ "1 file", "3 files"."""
+    return "1 file" if n == 1 else f"{n} files"
+
+
+def apply_time(at: float, now: float | None = None) -> str:
+    """When an apply happened, as a person names it: "14:02" today, "2026-12-01 14:02" before."""
+    when, today = time.localtime(at), time.localtime(time.time() if now is None else now)
+    same_day = when[:3] == today[:3]
+    return time.strftime("%H:%M" if same_day else "%Y-%m-%d %H:%M", when)
+
+
 def new_record_id() -> str:
     """A sortable, unique apply id."""
     return f"{time.time_ns():020d}-{os.getpid()}"

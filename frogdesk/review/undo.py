@@ -12,7 +12,9 @@ from frogdesk.review.records import (
     APPLIES_DIR,
     ApplyRecord,
     RecordedFile,
+    apply_time,
     blobs_dir,
+    count_files,
     drop_record,
     load_records,
     new_record_id,
@@ -62,7 +64,8 @@ class UndoResult:
             lines = ["undo refused: these files changed since the apply; nothing was restored:"]
             lines += [f"  {p}" for p in self.refused]
             return "\n".join(lines)
-        lines = [f"restored {len(self.restored)} file(s) from apply {self.record.id}"]
+        when = apply_time(self.record.created_at)
+        lines = [f"undid the apply of {when} ({count_files(len(self.restored))})"]
         lines += [f"  {p}" for p in self.restored]
         if self.history is not None:
             lines.append(self.history.message)

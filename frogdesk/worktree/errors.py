@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 from frogdesk.errors import FrogDeskError
@@ -15,10 +16,11 @@ class NotAGitRepository(WorktreeError):
     """The folder is not inside a git repository; the message offers `git init`."""
 
     def __init__(self, path: Path) -> None:
+        where = shlex.quote(str(path))
         super().__init__(
             f"{path} is not inside a git repository. FrogDesk works on a git repository so "
-            f"that every change can be reviewed and undone; run `git init` in {path} "
-            "(and commit what you have) to make it one."
+            "that every change can be reviewed and undone. To make it one, run: "
+            f"cd {where} && git init && git add --all && git commit -m 'First commit'"
         )
         self.path = path
 

@@ -162,7 +162,7 @@ def test_run_apply_and_the_review_screen_apply_the_diff_they_showed(tmp_path: Pa
     # With no review first, what is applied is the listing the user reads: one diff, both.
     shown: list[str] = []
     report = workbench.apply_all(sid, shown.append)
-    assert "applied 1 file(s)" in report
+    assert "applied 1 file at " in report
     assert any("+agent line" in line for line in shown)
     assert any("+survivor line" in line for line in shown)
     assert (repo / "big.txt").read_bytes() == BASE + AGENT + SURVIVOR  # exactly as listed

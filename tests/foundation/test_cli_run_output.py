@@ -103,8 +103,9 @@ def test_json_carries_the_error_and_quiet_still_says_the_failure(tmp_path: Path)
     summary = json.loads(done.stdout)
     assert summary["exit_reason"] == "llm_query_error"
     assert "127.0.0.1:9" in summary["error"]
-    failure = [line for line in done.stderr.splitlines() if line.startswith("finished: ")]
-    assert len(failure) == 1 and "llm_query_error" in failure[0] and "127.0.0.1:9" in failure[0]
+    failure = [line for line in done.stderr.splitlines() if line.startswith("stopped: ")]
+    assert len(failure) == 1 and "model error" in failure[0] and "127.0.0.1:9" in failure[0]
+    assert "llm_query_error" not in done.stderr  # the identifier stays in the JSON
 
 
 def test_an_endpoint_with_the_llama_backend_is_a_clear_error(tmp_path: Path) -> None:

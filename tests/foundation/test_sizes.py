@@ -90,3 +90,4 @@ def test_units() -> None:
     assert gib(3.5 * 2**30) == "3.50 GiB"
     assert memory_size(96 * 2**20) == "96 MiB"
     assert memory_size(3 * 2**30) == "3.00 GiB"
+    assert memory_size(192 * 2**10) == "192 KiB"

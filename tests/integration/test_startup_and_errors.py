@@ -98,7 +98,9 @@ def test_a_broken_model_file_is_one_line_and_exit_2(
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("frogdesk: ") and says in lines[0]
     paths = AppPaths.default()
-    assert [r.status for r in SessionService(paths, _settings(paths)).store.list()] == ["discarded"]
+    # a session whose model never loaded leaves no row (and no folder)
+    assert SessionService(paths, _settings(paths)).store.list() == []
+    assert not paths.sessions_dir.exists() or not any(paths.sessions_dir.iterdir())
     assert not paths.worktrees_dir.exists() or not any(paths.worktrees_dir.iterdir())
 
 
@@ -107,5 +109,5 @@ def test_a_missing_model_file_is_one_line_and_exit_2(tmp_path: Path) -> None:
     _one_line_exit_2(
         ["run", "x", "--repo", str(repo), "--backend", "llama",
          "--model", str(tmp_path / "nothere.gguf")],
-        "no such file",
+        "no such model file",
     )  # fmt: skip

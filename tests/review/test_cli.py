@@ -44,7 +44,7 @@ def test_review_json_apply_hunks_and_undo(
     assert repo_fingerprint(user_repo) == before
 
     assert main(["apply", "sess", "--hunks", hunk["id"]]) == 0
-    assert "applied 1 file(s)" in capsys.readouterr().out
+    assert "applied 1 file at " in capsys.readouterr().out
     assert (user_repo / "b.txt").read_bytes() == b"alpha\nBETA\ngamma\n"
     assert not (user_repo / "n.txt").exists()
     assert main(["review", "sess-1", "--json"]) == 0
@@ -52,7 +52,7 @@ def test_review_json_apply_hunks_and_undo(
     assert decided == "approved"
 
     assert main(["undo"]) == 0
-    assert "restored 1 file" in capsys.readouterr().out
+    assert "undid the apply of " in capsys.readouterr().out
     assert repo_fingerprint(user_repo) == before
     assert main(["undo"]) == 2
     assert "nothing to undo" in capsys.readouterr().err

@@ -125,4 +125,6 @@ def test_an_apply_report_shows_one_line_per_file() -> None:
     from frogdesk.review.apply import ApplyResult
 
     report = ApplyResult(True, written=["a\nfrogdesk: all undone.txt", "b.txt"]).report()
-    assert report.splitlines() == ["applied 2 file(s)", "  a\\nfrogdesk: all undone.txt", "  b.txt"]
+    lines = report.splitlines()
+    assert lines[0].startswith("applied 2 files at ")
+    assert lines[1:] == ["  a\\nfrogdesk: all undone.txt", "  b.txt"]

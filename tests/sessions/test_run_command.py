@@ -58,7 +58,7 @@ def test_run_fixes_the_repo_in_a_worktree(tmp_path: Path, sandboxed_bash: str) -
     assert summary["exit_reason"] == "agent" and summary["n_steps"] == 5
     assert summary["files_changed"] == ["calc.py"]
     assert Path(summary["output_dir"]) == out.resolve()
-    assert "step 3" in done.stderr and "finished: agent" in done.stderr
+    assert "step 3" in done.stderr and "finished: final answer after 5 steps" in done.stderr
 
     traj = json.loads((out / "trajectory_seed-0.json").read_text(encoding="utf-8"))
     assert set(traj) >= LEAF_KEYS
@@ -112,7 +112,7 @@ def test_apply_writes_the_change(tmp_path: Path, sandboxed_bash: str) -> None:
         "run", "Fix it.", "--repo", str(repo), "--script", str(script), "--apply", "--quiet"
     )
     assert done.returncode == 0, done.stderr
-    assert "applied 1 file(s)" in done.stderr
+    assert "applied 1 file at " in done.stderr
     assert (repo / "calc.py").read_text(
         encoding="utf-8"
     ) == "def add(a, b):\n    return a + b  # fixed\n"
@@ -135,7 +135,7 @@ def test_missing_script_is_a_clear_error(tmp_path: Path) -> None:
         done.returncode == 2 and "does not exist" in done.stderr and "Traceback" not in done.stderr
     )
     listed = json.loads(frogdesk("sessions", "list", "--json").stdout)
-    assert [s["status"] for s in listed] == ["discarded"]
+    assert listed == []  # a session whose backend never started leaves no row
 
 
 def test_budget_exit_is_reported(tmp_path: Path, sandboxed_bash: str) -> None:

@@ -78,7 +78,9 @@ async def test_offline_without_a_model_offers_a_local_file(
         await pilot.press(*str(tmp_path / "missing.gguf"), "enter")
         await wait_for(
             pilot,
-            lambda: "no such file" in str(picker.query_one("#picker-status", Static).render()),
+            lambda: (
+                "no such model file" in str(picker.query_one("#picker-status", Static).render())
+            ),
             "the error",
         )
         field.value = str(smollm2_gguf)

@@ -42,7 +42,7 @@ async def test_a_path_given_in_the_quant_switch_is_loaded(
         assert [str(c.label) for c in table.columns.values()] == list(COLUMNS)
 
         await pilot.press(*str(tmp_path / "missing.gguf"), "enter")
-        await wait_for(pilot, lambda: "no such file" in str(cost.render()), "the refusal")
+        await wait_for(pilot, lambda: "no such model file" in str(cost.render()), "the refusal")
         assert picker.announced is None
 
         field.value = str(qwen35_quants["Q4_0"])

@@ -19,6 +19,7 @@ from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
 from frogdesk.attempts.service import MAX_ATTEMPTS
 from frogdesk.core.ports import Operator, Workbench
+from frogdesk.core.status import check_source_words, ending_words
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted
 from frogdesk.tui.bindings import attempts_bindings
@@ -145,7 +146,7 @@ def card_text(attempt: AttemptResult, place: str, ranked: bool) -> Text:
         text.append(f"check failed ({check.exit_code}) in {check.seconds:.1f}s\n", style="red")
     if check is not None and check.summary:
         text.append(f"  {inert_line(check.summary)}\n")
-    text.append(f"ended: {inert_line(attempt.exit_reason)}\n")
+    text.append(f"{ending_words(attempt.exit_reason)}\n")
     if attempt.error:
         text.append(f"  {inert_line(attempt.error)}\n", style="red")
     text.append(
@@ -209,7 +210,8 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
                     AttemptProgress(index, f"attempt {index + 1}: step {steps[index]}")
                 )
             elif isinstance(event, RunFinished):
-                text = f"attempt {index + 1}: {event.exit_reason} after {event.n_steps} steps"
+                ended = ending_words(event.exit_reason)
+                text = f"attempt {index + 1}: {ended} after {event.n_steps} steps"
                 self.post_message(AttemptProgress(index, text))
 
         try:
@@ -247,7 +249,8 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
         self.outcome = outcome = message.outcome
         self.patches = message.patches
         if outcome.ranked:
-            check = inert_line(f"{outcome.check_command} ({outcome.check_source})")
+            source = check_source_words(outcome.check_source)
+            check = inert_line(f"{outcome.check_command} ({source})")
             head = f"check: {check}\nranked: {RANKING}"
         else:
             head = "No check command: compare the attempts yourself; they are not ranked."
