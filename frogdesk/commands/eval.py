@@ -1,6 +1,7 @@
 """`frogdesk eval`: run a suite of tasks on a model, store and show what it solved.
 
-frogdesk eval SUITE [run's flags] [--attempts K] [--tasks PATTERN] [--resume RUN]
+frogdesk eval SUITE [run's flags] [--model A --model B ...] [--attempts K] [--tasks PATTERN]
+              [--resume RUN ...]
 frogdesk eval compare RUN_A RUN_B
 frogdesk eval export RUN [--attempt N] [--output FILE]
 frogdesk eval runs
@@ -12,16 +13,20 @@ import argparse
 import hashlib
 import json
 import sys
+import threading
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_backend, known_backend
 from frogdesk.commands.common import UserError, load_settings
+from frogdesk.commands.eval_progress import EvalMeter, EvalPrinter, clock_text, resume_command
 from frogdesk.commands.operator import TerminalOperator
-from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
+from frogdesk.commands.progress import stop_on_signals
 from frogdesk.commands.run import loading_backends
 from frogdesk.config import Settings
 from frogdesk.core.model_ops import load_backend
+from frogdesk.core.status import ending_words
 from frogdesk.engine.registry import SCRIPT, kind_of
 from frogdesk.evals.compare import compare, describe
 from frogdesk.evals.evaluate import (
@@ -37,7 +42,7 @@ from frogdesk.evals.export import predictions_jsonl
 from frogdesk.evals.results import RAN, RunResult, TaskResult
 from frogdesk.evals.runner import EvalBackend, TaskRun
 from frogdesk.evals.store import EvalStore
-from frogdesk.evals.suites import load_suite, select, skip_missing_tools
+from frogdesk.evals.suites import Suite, load_suite, select, skip_missing_tools
 from frogdesk.evals.task import EvalError, EvalTask
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent, Notice
@@ -63,14 +68,20 @@ def register(sub: Any) -> None:
     parser.add_argument("suite", help="starter, a folder of tasks, or compare/export/runs")
     parser.add_argument("runs", nargs="*", help="run ids (compare: two; export: one)")
     parser.add_argument("--backend", choices=BACKENDS, default=None, help="engine backend")
-    parser.add_argument("--model", default=None, help="model spec or .gguf path")
+    parser.add_argument(
+        "--model",
+        action="append",
+        default=None,
+        help="model spec or .gguf path; give it again to run several models one after another",
+    )
     parser.add_argument("--endpoint", default=None, help="OpenAI-compatible base URL")
     parser.add_argument(
         "--script",
         type=Path,
+        action="append",
         default=None,
         help="script backend: one JSONL for every task, or a folder of TASK.jsonl "
-        "(TASK.N.jsonl for attempt N)",
+        "(TASK.N.jsonl for attempt N); given again, each stands for another model",
     )
     parser.add_argument("--max-steps", type=int, default=None, help="step budget per attempt")
     parser.add_argument("--max-time", type=float, default=None, help="seconds per attempt")
@@ -88,7 +99,13 @@ def register(sub: Any) -> None:
     parser.add_argument(
         "--no-precheck", action="store_true", help="skip checking that each task fails untouched"
     )
-    parser.add_argument("--resume", default=None, metavar="RUN", help="continue a stored run")
+    parser.add_argument(
+        "--resume",
+        action="append",
+        default=None,
+        metavar="RUN",
+        help="continue a stored run (the model it was made with); give one per model",
+    )
     parser.add_argument("--attempt", type=int, default=1, help="export: which attempt's patch")
     parser.add_argument("--output", type=Path, default=None, help="export: the JSONL file")
     parser.add_argument("--json", action="store_true", help="print JSON on stdout")
@@ -181,38 +198,72 @@ def _tree_sha(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _backend(args: argparse.Namespace, settings: Settings) -> tuple[EvalBackend, str, str, str]:
-    """The run's backend (a llama model loaded once), its model name, sha256 and quant."""
+@dataclass(frozen=True)
+class ModelRun:
+    """One model of the command: what it is given as, and what its results are stored under."""
+
+    given: str
+    """The --model (or --script) value, as it is given again to resume."""
+    kind: str
+    name: str
+    sha256: str
+    quant: str = ""
+    path: Path | None = None
+    """The .gguf to load (llama)."""
+    script: Path | None = None
+    endpoint: str = ""
+    model: str = ""
+
+
+def _kind(args: argparse.Namespace, settings: Settings) -> str:
     kind = chosen_backend(args.backend, args.endpoint) or (
-        SCRIPT.name if args.script is not None else settings.backend
+        SCRIPT.name if args.script else settings.backend
     )
     known_backend(kind)
+    return kind
+
+
+def _models(args: argparse.Namespace, settings: Settings) -> list[ModelRun]:
+    """Each model the command runs, in the order given (scripts stand for models with the
+    script backend), identified without loading anything."""
+    kind = _kind(args, settings)
     if kind_of(kind).replays_script:
-        if args.script is None or not args.script.exists():
+        if not args.script or any(not s.exists() for s in args.script):
             raise UserError("the script backend needs --script FILE or FOLDER that exists")
-        script = args.script.expanduser().resolve()
-        backend = EvalBackend(kind, scripts=_scripts_for(script))
-        return backend, script.name, _tree_sha(script), ""
+        out = []
+        for given in args.script:
+            script = given.expanduser().resolve()
+            out.append(ModelRun(str(given), kind, script.name, _tree_sha(script), script=script))
+        return out
     if kind_of(kind).remote_endpoint:
         endpoint = args.endpoint or settings.openai_endpoint
         check_endpoint(kind, endpoint)
-        model = args.model or settings.openai_model
-        sha = hashlib.sha256(f"{endpoint}|{model}".encode()).hexdigest()
-        return EvalBackend(kind, model=model, endpoint=endpoint), model or endpoint, sha, ""
-    try:
-        path = resolve_model_path(args.model or settings.model, settings)
-    except ModelError as exc:
-        raise UserError(str(exc)) from None
-    sha = file_sha256(path)
-    factory = loading_backends(args.quiet)
-    progress = None if args.quiet else _load_line
-    loaded = load_backend(settings, path, progress)
-    return (
-        EvalBackend(kind, model=str(path), loaded=loaded, factory=factory),
-        path.name,
-        sha,
-        gguf_quant(path),
-    )
+        runs = []
+        for model in args.model or [settings.openai_model]:
+            sha = hashlib.sha256(f"{endpoint}|{model}".encode()).hexdigest()
+            runs.append(
+                ModelRun(model, kind, model or endpoint, sha, endpoint=endpoint, model=model)
+            )
+        return runs
+    runs = []
+    for spec in args.model or [settings.model]:
+        try:
+            path = resolve_model_path(spec, settings)
+        except ModelError as exc:
+            raise UserError(str(exc)) from None
+        runs.append(ModelRun(spec, kind, path.name, file_sha256(path), gguf_quant(path), path=path))
+    return runs
+
+
+def _backend(model: ModelRun, settings: Settings, quiet: bool) -> EvalBackend:
+    """The model's backend: a llama model is loaded here, once for all its tasks."""
+    if model.script is not None:
+        return EvalBackend(model.kind, scripts=_scripts_for(model.script))
+    if model.path is None:
+        return EvalBackend(model.kind, model=model.model, endpoint=model.endpoint)
+    factory = loading_backends(quiet)
+    loaded = load_backend(settings, model.path, None if quiet else _load_line)
+    return EvalBackend(model.kind, model=str(model.path), loaded=loaded, factory=factory)
 
 
 def _load_line(fraction: float) -> None:
@@ -220,9 +271,10 @@ def _load_line(fraction: float) -> None:
     print(f"\rloading the model: {int(fraction * 100):3d}%", end=end, file=sys.stderr, flush=True)
 
 
-def _task_line(p: Progress, attempts: int) -> str:
+def _task_line(p: Progress, attempts: int, left: float | None) -> str:
+    """A finished task's line; `left` is the whole command's ETA (every model's tasks)."""
     r = p.result
-    eta = f"  ETA {p.eta:.0f}s" if p.eta is not None and p.done < p.total else ""
+    eta = f"  ETA {clock_text(left)}" if left is not None else ""
     if r.status != RAN:
         return f"[{p.done}/{p.total}] {r.task}: {r.status} ({r.note}){eta}"
     won = sum(a.solved for a in r.attempts)
@@ -252,7 +304,7 @@ def _row(t: TaskResult, k: int) -> str:
     won = sum(x.solved for x in a)
     recov = sum(sum(x.recoveries.values()) for x in a)
     rate = sum(x.tokens_per_second for x in a) / len(a) if a else 0.0
-    exits = ",".join(sorted({x.exit_reason for x in a}))
+    exits = ", ".join(sorted({ending_words(x.exit_reason) for x in a}))
     return (
         f"{t.task:<24} {'yes' if t.solved else 'no':<7} {won:>2}/{k:<2} {sum(x.steps for x in a):>5} "
         f"{sum(x.tool_calls for x in a):>5} {recov:>5} {rate:>6.1f} {sum(x.wall_seconds for x in a):>7.1f}  {exits}"
@@ -267,51 +319,121 @@ def _run(args: argparse.Namespace) -> int:
     suite = skip_missing_tools(
         select(load_suite(args.suite, check=args.check, timeout=args.timeout), patterns)
     )
-    printer = ProgressPrinter(sys.stderr, args.quiet)
+    printer = EvalPrinter(sys.stderr, args.quiet)
     for name, why in suite.problems.items():
         printer.write(f"frogdesk eval: {name}: {why}")
-    backend, model, sha, quant = _backend(args, settings)
-    recorded = run_settings(settings, backend.kind, args.attempts)
+    models = _models(args, settings)
+    recorded = run_settings(settings, models[0].kind, args.attempts)
     store = _store()
-    if args.resume:
-        run = store.load(args.resume)
-        check_resumable(run, suite, recorded, sha)
-        printer.write(f"resuming {run.run_id}: {len(run.tasks)} tasks already done")
-    else:
-        run = new_run(
-            suite, model=model, model_sha256=sha, quant=quant, backend=backend.kind,
-            attempts=args.attempts, settings=recorded,
-        )  # fmt: skip
-    printer.write(
-        f"eval {run.run_id}: {len(suite.tasks)} tasks of {suite.name}, {args.attempts} attempt(s) each"
+    resumed = _resumed(store, args.resume or [], models, suite, recorded)
+    todo = sum(
+        len([t for t in suite.tasks if t.name not in {r.task for r in resumed[m.sha256].tasks}])
+        if m.sha256 in resumed
+        else len(suite.tasks)
+        for m in models
     )
+    printer.meter = EvalMeter(todo, args.attempts)
+    runs: list[RunResult] = []
+    with stop_on_signals(printer) as cancel:
+        for model in models:
+            if cancel.is_set():
+                break
+            runs.append(
+                _run_model(args, settings, suite, store, printer, cancel, model, resumed, recorded)
+            )
+    printer.end_bar()
+    stopped = next((i for i, r in enumerate(runs) if not r.finished), None)
+    if stopped is not None or len(runs) < len(models):
+        cut = runs[stopped if stopped is not None else -1]
+        left = models[stopped if stopped is not None else len(runs) :]
+        flag = "--script" if models[0].script is not None else "--model"
+        again = resume_command(args, [m.given for m in left if m.given], flag, cut.run_id)
+        printer.write(f"stopped: {len(cut.tasks)} tasks of {cut.run_id} stored; continue with:")
+        printer.write(f"  {again}")
+    if args.json:
+        shown: dict[str, Any] = (
+            runs[0].to_json() if len(models) == 1 else {"runs": [r.to_json() for r in runs]}
+        )
+        sys.stdout.write(json.dumps(shown) + "\n")
+    else:
+        sys.stdout.write("\n\n".join("\n".join(table(r)) for r in runs) + "\n")
+    for r in runs:
+        printer.write(f"stored in {store.run_dir(r)}")
+    return 0 if all(r.finished for r in runs) and len(runs) == len(models) else 130
 
-    def on_event(index: int, event: LoopEvent) -> None:
-        if isinstance(event, Notice):
-            printer(event)
 
+def _resumed(
+    store: EvalStore,
+    refs: list[str],
+    models: list[ModelRun],
+    suite: Suite,
+    recorded: dict[str, Any],
+) -> dict[str, RunResult]:
+    """The stored runs --resume names, by the sha256 of the model each continues."""
+    out: dict[str, RunResult] = {}
+    for ref in refs:
+        run = store.load(ref)
+        if not any(m.sha256 == run.model_sha256 for m in models):
+            raise EvalError(f"run {run.run_id} was made with another model file")
+        check_resumable(run, suite, recorded, run.model_sha256)
+        out[run.model_sha256] = run
+    return out
+
+
+def _run_model(
+    args: argparse.Namespace,
+    settings: Settings,
+    suite: Suite,
+    store: EvalStore,
+    printer: EvalPrinter,
+    cancel: threading.Event,
+    model: ModelRun,
+    resumed: dict[str, RunResult],
+    recorded: dict[str, Any],
+) -> RunResult:
+    """One model's whole run: loaded once, every task, closed before the next model."""
+    meter = printer.meter
+    assert meter is not None
+    backend = _backend(model, settings, args.quiet)
     try:
-        with stop_on_signals(printer) as cancel:
-            task_run = TaskRun(
-                AppPaths.default(), settings, backend, args.attempts, TerminalOperator(printer),
-                precheck=not args.no_precheck, cancel=cancel, on_event=on_event,
+        run = resumed.get(model.sha256)
+        if run is not None:
+            printer.write(f"resuming {run.run_id}: {len(run.tasks)} tasks already done")
+        else:
+            run = new_run(
+                suite, model=model.name, model_sha256=model.sha256, quant=model.quant,
+                backend=model.kind, attempts=args.attempts, settings=recorded,
             )  # fmt: skip
-            evaluate(
-                suite, task_run, run, store,
-                on_progress=lambda p: printer.write(_task_line(p, args.attempts)),
-                on_start=lambda name, i, n: None if args.quiet else printer.write(f"task {i + 1}/{n}: {name} ..."),
-            )  # fmt: skip
+        printer.write(
+            f"eval {run.run_id}: {model.name}, {len(suite.tasks)} tasks of {suite.name}, "
+            f"{args.attempts} attempt(s) each"
+        )
+
+        def on_event(index: int, event: LoopEvent) -> None:
+            if isinstance(event, Notice):
+                printer(event)
+            elif index + 1 != meter.attempt:
+                meter.attempt = index + 1
+                printer.draw()
+
+        def on_start(name: str, i: int, n: int) -> None:
+            meter.start(model.name, name)
+            if not printer.terminal and not args.quiet:
+                printer.write(f"task {i + 1}/{n}: {name} ...")
+            printer.draw()
+
+        def on_progress(p: Progress) -> None:
+            meter.finish(p.seconds)
+            meter.task = ""  # no bar between tasks
+            eta = meter.eta() if meter.done < meter.total else None
+            printer.write(_task_line(p, args.attempts, eta))
+
+        task_run = TaskRun(
+            AppPaths.default(), settings, backend, args.attempts, TerminalOperator(printer),
+            precheck=not args.no_precheck, cancel=cancel, on_event=on_event,
+        )  # fmt: skip
+        evaluate(suite, task_run, run, store, on_progress=on_progress, on_start=on_start)
+        return run
     finally:
         if backend.loaded is not None:
             backend.loaded.close()
-    if not run.finished:
-        printer.write(
-            f"stopped: {len(run.tasks)} tasks stored; continue with "
-            f"`frogdesk eval {args.suite} --resume {run.run_id}` and the same flags"
-        )
-    if args.json:
-        sys.stdout.write(json.dumps(run.to_json()) + "\n")
-    else:
-        sys.stdout.write("\n".join(table(run)) + "\n")
-    printer.write(f"stored in {store.run_dir(run)}")
-    return 0 if run.finished else 130

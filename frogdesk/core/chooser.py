@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.config import Settings
+from frogdesk.core.last_model import remembered
 from frogdesk.core.model_ops import drift_result, fit_context
 from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
 from frogdesk.models.download import ProgressCallback, download_limits
@@ -53,8 +54,14 @@ def measured_drift(rows: list[CatalogRow], data_dir: Path) -> dict[str, str]:
 
 
 def local_choices(settings: Settings, paths: AppPaths) -> LocalChoices:
-    """FrogDesk's imported files and the Hugging Face cache, judged for this machine."""
+    """FrogDesk's imported files and the Hugging Face cache, judged for this machine, and the
+    model last loaded here when it lies elsewhere (a path given once) and is still there."""
     models = [m for m in all_local(paths.models_dir) if m.complete and not m.name.mmproj]
+    last = remembered(paths)
+    if last is not None and last.present:
+        known = {_same_file(m.path) for m in models}
+        if _same_file(last.path) not in known:
+            models.append(last.as_local())
     rows = local_rows(
         models,
         available_memory(),
@@ -63,6 +70,20 @@ def local_choices(settings: Settings, paths: AppPaths) -> LocalChoices:
         settings.kv_cache_type,
     )
     return LocalChoices(models, rows, measured_drift(rows, paths.data_dir))
+
+
+def _same_file(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except OSError:
+        return path.absolute()
+
+
+def disk_rows_beyond(rows: list[CatalogRow], local: LocalChoices) -> list[CatalogRow]:
+    """The rows of `local` whose file none of `rows` already is (a repo's listing shows its
+    own quants on disk; this adds the other repos' downloads, imported and remembered files)."""
+    shown = {_same_file(r.local_path) for r in rows if r.local_path is not None}
+    return [r for r in local.rows if r.local_path is None or _same_file(r.local_path) not in shown]
 
 
 def repo_listing(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,34 @@ def describe_summary(summary: dict[str, Any]) -> str:
     return text
 
 
-def eval_lines(files: Iterable[str], data_dir: Path) -> list[str]:
-    """One line per listed model file with a finished eval run: its newest run's figures."""
+def newest_results(files: Iterable[str], data_dir: Path) -> dict[str, dict[str, Any]]:
+    """The newest finished run's summary of each listed model file, by file name."""
     runs = [s for s in EvalStore(data_dir / "evals").runs() if s.get("finished")]
-    lines: list[str] = []
+    found: dict[str, dict[str, Any]] = {}
     for name in dict.fromkeys(Path(f).name for f in files):
         newest = next((s for s in runs if Path(str(s.get("model", ""))).name == name), None)
         if newest is not None:
-            lines.append(f"eval: {name}: {describe_summary(newest)} (run {newest['run_id']})")
-    return lines
+            found[name] = newest
+    return found
+
+
+def eval_lines(files: Iterable[str], data_dir: Path) -> list[str]:
+    """One line per listed model file with a finished eval run: its newest run's figures."""
+    return [
+        f"eval: {name}: {describe_summary(newest)} (run {newest['run_id']})"
+        for name, newest in newest_results(files, data_dir).items()
+    ]
+
+
+def beside_drift(
+    measured: Mapping[str, str], files: Mapping[str, Path | None], data_dir: Path
+) -> dict[str, str]:
+    """The chooser's drift words by row label, each followed by the newest eval result of the
+    row's file where there is one ("…; solved 11/15 of starter (Avg@3), Pass@3 13/15")."""
+    results = newest_results([str(p) for p in files.values() if p is not None], data_dir)
+    out = dict(measured)
+    for label, path in files.items():
+        summary = results.get(path.name) if path is not None else None
+        if summary is not None:
+            out[label] = f"{measured.get(label, 'not measured')}; {describe_summary(summary)}"
+    return out

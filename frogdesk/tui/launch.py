@@ -5,11 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from frogdesk.config import Settings
+from frogdesk.core.last_model import model_pinned, remembered
+from frogdesk.core.repo_setup import not_a_repository
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.engine.registry import kind_of
 from frogdesk.models.errors import ModelError
-from frogdesk.models.resolve import resolve_local
+from frogdesk.models.resolve import check_spec, resolve_local
+from frogdesk.paths import AppPaths
 from frogdesk.tui.app import FrogDeskApp
+from frogdesk.tui.screens.git_init import GitInitScreen
 from frogdesk.tui.screens.setup import ModelSetupScreen
 
 
@@ -28,14 +32,41 @@ def build_app(
     """The app for a repository: replaying a script, loading a local model, or picking one."""
     if script is not None or not kind_of(settings.backend).local_model:
         workbench = CoreWorkbench(repo, settings, script=script)
-        return FrogDeskApp(workbench, settings, config_path=config_path)
+        return asking_git_init(
+            FrogDeskApp(workbench, settings, config_path=config_path, repo=repo), repo
+        )
+    if settings.model.strip():
+        check_spec(settings.model, settings)  # a typo'd path or quant: one line, no app
     path = local_model(settings)
-    return FrogDeskApp(
+    if path is not None and not model_pinned(settings, config_path):
+        last = remembered(AppPaths.default())
+        if last is not None and last.present and last.path != path:
+            path = None  # nothing pinned: the picker loads the model used here last
+    app = FrogDeskApp(
         None,
         settings,
         config_path=config_path,
         first_screen=lambda app: ModelSetupScreen(settings, repo, model_path=path),
+        repo=repo,
     )
+    return asking_git_init(app, repo)
+
+
+def asking_git_init(app: FrogDeskApp, repo: Path) -> FrogDeskApp:
+    """On a folder that is no git repository, the app first offers `git init` (before any
+    model is listed or loaded), then goes on as it would have."""
+    if not_a_repository(repo) is None:
+        return app
+    first, workbench = app.first_screen, app.workbench
+
+    def then(running: object) -> None:
+        if first is not None:
+            app.switch_screen(first(app))
+        elif workbench is not None:
+            app.open_session_screen(workbench)
+
+    app.first_screen = lambda _app: GitInitScreen(repo, then)
+    return app
 
 
 def run_tui(

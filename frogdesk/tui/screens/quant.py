@@ -3,6 +3,7 @@ a path), the cost, then a load."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,9 @@ from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
 from frogdesk.core.chooser import local_choices, pull_row, remote_choices, session_repo
+from frogdesk.core.last_model import remember
 from frogdesk.core.model_ops import progress_line
+from frogdesk.evals.shown import beside_drift
 from frogdesk.models.download import DownloadCancelled, Progress
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import hub_token
@@ -126,7 +129,10 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
     @work(thread=True, name="list-models", exit_on_error=False)
     def _list(self) -> None:
         paths = AppPaths.default()
-        self.post_message(LocalListed(local_choices(self.settings, paths)))
+        disk = local_choices(self.settings, paths)
+        files = {row.label: row.local_path for row in disk.rows}
+        measured = beside_drift(disk.measured, files, paths.data_dir)
+        self.post_message(LocalListed(dataclasses.replace(disk, measured=measured)))
         repo = session_repo(self.model, self.settings, paths)
         if repo:
 
@@ -190,7 +196,7 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
             self.announced = None
             return
         if self.announced == path:
-            self.dismiss(path)
+            self._switch(path)
             return
         self._cost(path)
 
@@ -210,9 +216,14 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
             self._start_pull(row)
             return
         if self.announced == path:
-            self.dismiss(path)
+            self._switch(path)
             return
         self._cost(path)
+
+    def _switch(self, path: Path) -> None:
+        """Close on the confirmed model; it is remembered as this machine's last one."""
+        remember(AppPaths.default(), path)
+        self.dismiss(path)
 
     def _start_pull(self, row: CatalogRow) -> None:
         self.pulling = row.label

@@ -12,18 +12,21 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.message import Message
+from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
-from frogdesk.core.chooser import hub_choices, pull_row
+from frogdesk.core.chooser import disk_rows_beyond, hub_choices, local_choices, pull_row
+from frogdesk.core.last_model import model_pinned, remember, remembered
 from frogdesk.core.model_ops import load_backend, progress_line
 from frogdesk.core.workbench import CoreWorkbench
+from frogdesk.evals.shown import beside_drift
 from frogdesk.models.download import DownloadCancelled, Progress
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import hub_token, source_line
 from frogdesk.models.hub_http import RetryPolicy
-from frogdesk.models.resolve import check_loadable
+from frogdesk.models.resolve import check_loadable, resolve_local
 from frogdesk.models.spec import parse_spec
 from frogdesk.paths import AppPaths
 from frogdesk.sizes import human_bytes
@@ -50,6 +53,15 @@ class ListingReady(Message):
     measured: dict[str, str]
     notes: list[str] = field(default_factory=list)
     """Names the listing refused, models moved into the shared cache: one line each."""
+
+
+@dataclass
+class DiskListed(Message):
+    """The Hub did not answer: the models on disk only, and the one line that says why."""
+
+    rows: list[CatalogRow]
+    measured: dict[str, str]
+    line: str
 
 
 @dataclass
@@ -81,6 +93,8 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         Binding("escape", "cancel", "Cancel download", id="picker_cancel"),
         Binding("ctrl+l", "local_file", "Local GGUF", id="picker_local"),
     ]
+    state: reactive[str] = reactive("listing", bindings=True)
+    """listing, picking, downloading, loading, ready or failed; the footer follows it."""
 
     def __init__(
         self,
@@ -106,6 +120,8 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         self.loaded = 0.0
         """The fraction of the model llama.cpp has loaded (set from the load worker)."""
         self.state = "listing"
+        self.start_note = ""
+        """Said once under the table: the remembered model's file is gone."""
 
     def compose(self) -> ComposeResult:
         """Title, the quant table, warnings, progress and the local-file field."""
@@ -122,12 +138,47 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         """List the quants, or load the given model at once."""
         self.query_one(ProgressBar).display = False
         self.set_interval(1 / 10, self._show_progress)
+        if self.listed is None:
+            self._offer_remembered()
         if self.model_path is not None:
             self.post_message(ModelReady(self.model_path))
         elif self.listed is not None:
             self.post_message(self.listed)
         else:
             self._list()
+
+    def _offer_remembered(self) -> None:
+        """Load the model last loaded on this machine, unless the settings pin one or the
+        caller gave a file of its own; a remembered file that is gone is said in one line and
+        the picker lists as usual.
+
+        A given file that is only the unpinned default's (what the launch finds on disk) is
+        not the caller's own choice: the remembered model wins over it.
+        """
+        config_file = getattr(self.app, "config_path", None)
+        if model_pinned(self.settings, config_file if isinstance(config_file, Path) else None):
+            return
+        if self.model_path is not None and self.model_path != self._default_file():
+            return
+        last = remembered(self.paths)
+        if last is None:
+            return
+        if last.present:
+            self.model_path = last.path
+        else:
+            self.start_note = last.gone_line()
+            self.query_one("#picker-warnings", Static).update(plain_block(self.start_note))
+
+    def _default_file(self) -> Path | None:
+        try:
+            return resolve_local(self.settings.model, self.settings)
+        except ModelError:
+            return None
+
+    def _measured(self, rows: list[CatalogRow], measured: dict[str, str]) -> dict[str, str]:
+        """The drift words with each file's newest eval result beside them."""
+        files = {row.label: row.local_path for row in rows}
+        return beside_drift(measured, files, self.paths.data_dir)
 
     def _status(self, text: str) -> None:
         self.query_one("#picker-status", Static).update(plain_block(text))
@@ -140,6 +191,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
                 f"{reason}; trying again in {seconds} s (try {attempt}). Escape cancels.",
             )
 
+        disk = local_choices(self.settings, self.paths)
         try:
             chosen = hub_choices(
                 parse_spec(self.settings.model, self.settings.aliases),
@@ -150,9 +202,16 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
                 retry=RetryPolicy(on_wait=countdown, cancel=self.cancel),
             )
         except (ModelError, OSError) as exc:
-            self.post_message(SetupFailed(str(exc), offline=True))
+            if disk.rows:
+                measured = self._measured(disk.rows, disk.measured)
+                line = f"The Hub is unreachable: {exc}"
+                self.post_message(DiskListed(disk.rows, measured, line))
+            else:
+                self.post_message(SetupFailed(str(exc), offline=True))
             return
-        self.post_message(ListingReady(chosen.listing, chosen.rows, chosen.measured, chosen.notes))
+        rows = chosen.rows + disk_rows_beyond(chosen.rows, disk)
+        measured = self._measured(rows, {**disk.measured, **chosen.measured})
+        self.post_message(ListingReady(chosen.listing, rows, measured, chosen.notes))
 
     def on_listing_ready(self, message: ListingReady) -> None:
         """Fill the table; the cursor starts on the default quant."""
@@ -165,12 +224,24 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         table.focus()
 
         source = source_line(message.listing)
-        if message.notes:
-            self.query_one("#picker-warnings", Static).update(plain_block("\n".join(message.notes)))
+        notes = [x for x in (self.start_note, *message.notes) if x]
+        if notes:
+            self.query_one("#picker-warnings", Static).update(plain_block("\n".join(notes)))
         self.state = "picking"
         self._status(
             f"{message.listing.repo} from {source}. Enter downloads the highlighted quant."
         )
+
+    def on_disk_listed(self, message: DiskListed) -> None:
+        """The Hub is unreachable: list the models on disk, say so in one line."""
+        self.rows = [r for r in message.rows if not r.name.mmproj]
+        table = self.query_one(DataTable)
+        fill_table(table, self.rows, message.measured)
+        table.focus()
+        self.state = "picking"
+        self._status(f"{message.line}. Enter loads the highlighted model on disk.")
+        if self.start_note:
+            self.query_one("#picker-warnings", Static).update(plain_block(self.start_note))
 
     @on(DataTable.RowHighlighted)
     def _warn(self, event: DataTable.RowHighlighted) -> None:
@@ -221,6 +292,10 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         if latest is not None and self.state == "downloading":
             self.query_one(ProgressBar).update(total=max(latest.total, 1), progress=latest.done)
             self._status(progress_line(latest) + "   (Escape cancels)")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer "Cancel download" only while there is a download (or the Hub's wait) to cancel."""
+        return action != "cancel" or self.state in ("downloading", "listing")
 
     def action_cancel(self) -> None:
         """Cancel the download in flight, or the wait before the Hub is asked again."""
@@ -284,5 +359,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
     def on_backend_ready(self, message: BackendReady) -> None:
         """Open the session screen on the loaded model."""
         self.state = "ready"
+        if self.model_path is not None:
+            remember(self.paths, self.model_path)
         workbench = CoreWorkbench(self.repo, self.settings, backend=message.backend)
         self.app.post_message(WorkbenchReady(workbench))
