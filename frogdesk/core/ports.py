@@ -138,6 +138,11 @@ class Workbench(Protocol):
         (blocking; `progress` hears the fraction loaded); on failure the old model stays."""
         ...
 
+    def watch_prefill(self, heard: Callable[[int, int], None] | None) -> bool:
+        """Have the loaded model report each prompt prefill as it reads it (tokens read,
+        tokens to read; from the decoding thread); False where the backend cannot."""
+        ...
+
     def detect_check(self) -> tuple[str, str]:
         """The repository's check command and why it was chosen ("", "" when none)."""
         ...

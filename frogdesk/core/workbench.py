@@ -27,8 +27,9 @@ from frogdesk.core.reviewing import (
     undo_latest,
 )
 from frogdesk.engine.chat import Backend, BackendInfo
-from frogdesk.engine.openai.backend import EndpointError, OpenAIBackend
-from frogdesk.engine.registry import kind_of
+from frogdesk.engine.openai.backend import OpenAIBackend
+from frogdesk.engine.openai.errors import EndpointError
+from frogdesk.engine.registry import kind_of, watch_prefill
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.models.download import ProgressCallback
 from frogdesk.models.hub_http import NO_RETRY, RetryPolicy
@@ -441,6 +442,10 @@ class CoreWorkbench:
         opened = self._opened.get(session_id)
         if opened is not None:
             opened.refresh(record)
+
+    def watch_prefill(self, heard: Callable[[int, int], None] | None) -> bool:
+        """Have the loaded model report each prompt prefill (see `engine.registry`)."""
+        return self.backend is not None and watch_prefill(self.backend, heard)
 
     def detect_check(self) -> tuple[str, str]:
         """The repository's check command and why ("", "" when nothing was recognised)."""

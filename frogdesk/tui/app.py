@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
+from typing import ClassVar
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette, Hit, Hits, Provider
 from textual.screen import Screen
+from textual.system_commands import SystemCommandsProvider
+from textual.widgets import Input, TextArea
 
 from frogdesk import config
 from frogdesk.config import Settings
@@ -17,12 +22,60 @@ from frogdesk.inert import inert_text
 from frogdesk.logfile import listen_for_notices
 from frogdesk.tui.bindings import all_binding_ids, app_bindings, keymap_from_settings
 from frogdesk.tui.messages import LibraryNotice, WorkbenchReady
-from frogdesk.tui.screens.help import HelpScreen
+from frogdesk.tui.screens.help import HelpScreen, key_groups
+from frogdesk.tui.screens.modals import ConfirmScreen
 from frogdesk.tui.screens.session import SessionScreen
 from frogdesk.tui.themes import DEFAULT_THEME, css_paths, frog_themes
 
 ScreenFactory = Callable[["FrogDeskApp"], Screen[None]]
 """Builds the first screen (a session, or the model picker on a first run)."""
+
+QUIT_AGAIN_SECONDS = 2.0
+"""How long a first Ctrl+C waits for the second one that quits."""
+
+DESCRIPTION_SCORE = 0.3
+"""A palette entry found by a word of its description ranks below one found by its name."""
+
+
+class FrogCommands(SystemCommandsProvider):
+    """The palette's entries, found by their name (fuzzy) or a word of their description."""
+
+    async def search(self, query: str) -> Hits:
+        """Entries whose name matches the query, then those whose description contains it."""
+        matcher = self.matcher(query)
+        words = query.strip().lower()
+        for name, help_text, callback, *_ in self.app.get_system_commands(self.screen):
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)
+            elif words and words in help_text.lower():
+                yield Hit(DESCRIPTION_SCORE, name, callback, help=help_text)
+
+
+def help_keys(keymap: dict[str, str]) -> frozenset[str]:
+    """The keys of the app's help bindings once `keymap` is applied."""
+    keys: set[str] = set()
+    for binding in app_bindings():
+        if isinstance(binding, Binding) and binding.action == "help":
+            bound = keymap.get(binding.id or "", binding.key)
+            keys.update(App._normalize_keymap({"k": bound})["k"].split(","))
+    return frozenset(key.strip() for key in keys)
+
+
+def typing_in(widget: object) -> bool:
+    """Whether a key that types text goes into `widget`: a text field that holds some."""
+    if isinstance(widget, Input):
+        return bool(widget.value)
+    if isinstance(widget, TextArea):
+        return not widget.read_only and bool(widget.text)
+    return False
+
+
+def selecting_in(widget: object) -> bool:
+    """Whether `widget` is a text field with selected text (Ctrl+C copies it there)."""
+    if isinstance(widget, (Input, TextArea)):
+        return bool(widget.selected_text)
+    return False
 
 
 class FrogDeskApp(App[None]):
@@ -30,6 +83,7 @@ class FrogDeskApp(App[None]):
 
     TITLE = "FrogDesk"
     BINDINGS = app_bindings()
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {FrogCommands}
 
     def __init__(
         self,
@@ -38,9 +92,14 @@ class FrogDeskApp(App[None]):
         *,
         config_path: Path | None = None,
         first_screen: ScreenFactory | None = None,
+        repo: Path | None = None,
     ) -> None:
         super().__init__(css_path=list(css_paths()))
         self.workbench = workbench
+        self.repo = repo
+        """The repository the sessions work on (shown on the session screen)."""
+        self._quit_armed = False
+        """A first Ctrl+C was pressed with nothing to stop: the next one quits."""
         self.settings = settings
         self.config_path = config_path
         self.first_screen = first_screen
@@ -52,6 +111,8 @@ class FrogDeskApp(App[None]):
         keymap, errors = keymap_from_settings(settings.keys, all_binding_ids())
         self.keymap_errors = [str(error) for error in errors]
         self.set_keymap(keymap)
+        self.help_keys = help_keys(keymap)
+        """The keys bound to the help, as remapped."""
 
     @property
     def syntax_style(self) -> str:
@@ -69,7 +130,7 @@ class FrogDeskApp(App[None]):
         if self.first_screen is not None:
             self.push_screen(self.first_screen(self))
         elif self.workbench is not None:
-            self.push_screen(SessionScreen(self.workbench, self.settings, self.syntax_style))
+            self.push_screen(self._session_screen(self.workbench))
 
     def on_unmount(self) -> None:
         """Library warnings go back to whoever listened before (the command line)."""
@@ -89,9 +150,76 @@ class FrogDeskApp(App[None]):
     def open_session_screen(self, workbench: Workbench) -> SessionScreen:
         """Switch to a fresh session screen on a ready workbench (after the first run)."""
         self.workbench = workbench
-        screen = SessionScreen(workbench, self.settings, self.syntax_style)
+        screen = self._session_screen(workbench)
         self.switch_screen(screen)
         return screen
+
+    def _session_screen(self, workbench: Workbench) -> SessionScreen:
+        return SessionScreen(workbench, self.settings, self.syntax_style, repo=self.repo)
+
+    # -- keys that work from any field ---------------------------------------
+
+    async def on_event(self, event: events.Event) -> None:
+        """A key that types a character (`?`) but is bound to the help: Textual drops such
+        bindings while a text field has the focus, so the help is opened here, before the
+        field sees the key, wherever the key would type nothing."""
+        if (
+            isinstance(event, events.Key)
+            and not event.is_forwarded
+            and event.is_printable
+            and event.key in self.help_keys
+            and not typing_in(self.screen.focused)
+            and self.check_action("help", ())
+        ):
+            event.stop()
+            self.action_help()
+            return
+        await super().on_event(event)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The help's own `?` closes it and the palette's search takes `?`; Ctrl+C leaves a
+        selection to the field, which copies it."""
+        if action == "help":
+            return not isinstance(self.screen, (HelpScreen, CommandPalette))
+        if action == "interrupt":  # a selection (in a field or by mouse) is copied instead
+            return not (selecting_in(self.screen.focused) or self.screen.get_selected_text())
+        return True
+
+    def busy(self) -> bool:
+        """Whether the model or a command runs in a session screen (quitting would stop it)."""
+        return any(isinstance(s, SessionScreen) and s.running for s in self.screen_stack)
+
+    async def action_quit(self) -> None:
+        """Quit; while the model or a command runs, ask first (a second Ctrl+Q says yes)."""
+        if not self.busy():
+            self.exit()
+            return
+        if isinstance(self.screen, QuitQuestion):
+            self.exit()
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        self.push_screen(QuitQuestion(), answered)
+
+    async def action_interrupt(self) -> None:
+        """Ctrl+C: stop what the session runs; with nothing running, twice quits."""
+        screen = self.screen
+        if isinstance(screen, SessionScreen) and screen.running:
+            screen.action_stop()
+            return
+        if self._quit_armed:
+            await self.action_quit()
+            return
+        self._quit_armed = True
+        self.notify("Press Ctrl+C again to quit.", timeout=QUIT_AGAIN_SECONDS, markup=False)
+        self.set_timer(QUIT_AGAIN_SECONDS, self.disarm_quit, name="quit-again")
+
+    def disarm_quit(self) -> None:
+        """The moment for a second Ctrl+C has passed."""
+        self._quit_armed = False
 
     # -- themes ------------------------------------------------------------
 
@@ -116,28 +244,17 @@ class FrogDeskApp(App[None]):
 
     # -- help and palette --------------------------------------------------
 
-    def key_rows(self, screen: Screen[object]) -> list[tuple[str, str]]:
-        """(keys, description) for every binding active on a screen, as remapped."""
-        rows: list[tuple[str, str]] = []
-        seen: set[tuple[str, str]] = set()
-        for key, active in screen.active_bindings.items():
-            binding = active.binding
-            if not binding.description:
-                continue
-            row = (self.get_key_display(binding) or key, binding.description)
-            if row not in seen:
-                seen.add(row)
-                rows.append(row)
-        return rows
-
     def action_help(self) -> None:
-        """Show every key of the current screen."""
+        """Show every key of the current screen: FrogDesk's first, text editing after."""
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen(self.key_rows(self.screen)))
+            self.push_screen(HelpScreen(key_groups(self, self.screen)))
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """Textual's own commands plus every FrogDesk action of the current screen."""
-        yield from super().get_system_commands(screen)
+        """Textual's own commands plus every FrogDesk action of the current screen, one entry
+        per action (Ctrl+T's theme replaces Textual's own theme picker)."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Theme":
+                yield command
         seen: set[str] = set()
         bindings: list[tuple[BindingType, bool]] = [
             (b, True) for b in getattr(screen, "BINDINGS", [])
@@ -150,11 +267,19 @@ class FrogDeskApp(App[None]):
                 or binding.action in seen
             ):
                 continue
-            if binding.action in {"command_palette", "quit"}:
+            if binding.action in {"command_palette", "quit", "interrupt"}:
                 continue
             seen.add(binding.action)
             target = screen if on_screen else self
-            help_text = f"{binding.description} ({self.get_key_display(binding)})"
+            what = binding.tooltip or binding.description
+            help_text = f"{what} ({self.get_key_display(binding)})"
             yield SystemCommand(
                 binding.description, help_text, partial(self.run_action, binding.action, target)
             )
+
+
+class QuitQuestion(ConfirmScreen):
+    """Asked by Ctrl+Q while the model or a command runs."""
+
+    def __init__(self) -> None:
+        super().__init__("The model or a command is running. Quit anyway? The run stops.")

@@ -20,25 +20,154 @@ class KeyRemapError:
 
 
 def app_bindings() -> list[BindingType]:
-    """Bindings available on every screen."""
+    """Bindings available on every screen.
+
+    Keys that type no text are priority bindings, so a focused input field (the prompt,
+    the picker's path) cannot swallow them; `?` is text, so it opens the help only where it
+    would type nothing (FrogDeskApp.check_action).
+    """
     return [
-        Binding("question_mark,f1", "help", "Help", id="help", key_display="?"),
-        Binding("ctrl+p", "command_palette", "Commands", id="palette"),
-        Binding("ctrl+t", "toggle_theme", "Theme", id="theme"),
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
+        Binding(
+            "question_mark",
+            "help",
+            "Help",
+            id="help",
+            key_display="?",
+            priority=True,
+            tooltip="Show every key of this screen",
+        ),
+        Binding(
+            "f1",
+            "help",
+            "Help",
+            id="help_f1",
+            show=False,
+            priority=True,
+            tooltip="Show every key of this screen",
+        ),
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "Commands",
+            id="palette",
+            priority=True,
+            tooltip="Search every action by name or description",
+        ),
+        Binding(
+            "ctrl+t",
+            "toggle_theme",
+            "Theme",
+            id="theme",
+            priority=True,
+            tooltip="Change the theme: dark or light (saved)",
+        ),
+        Binding(
+            "ctrl+c",
+            "interrupt",
+            "Stop/quit",
+            id="stop_alt",
+            show=False,
+            priority=True,
+            tooltip="Stop the model; when nothing runs, press twice to quit",
+        ),
+        Binding(
+            "ctrl+q",
+            "quit",
+            "Quit",
+            id="quit",
+            priority=True,
+            tooltip="Quit FrogDesk (asks first while the model or a command runs)",
+        ),
     ]
 
 
 def session_bindings() -> list[BindingType]:
-    """Bindings of the session screen."""
+    """Bindings of the session screen (priority: the prompt has the focus and must not eat
+    them; Input's own Ctrl+E, end of line, is also the End key)."""
     return [
-        Binding("escape", "stop", "Stop", id="stop", priority=True),
-        Binding("ctrl+c", "stop", "Stop", id="stop_alt", show=False, priority=True),
-        Binding("ctrl+r", "review", "Review", id="review"),
-        Binding("ctrl+o", "switch_quant", "Quant", id="quant"),
-        Binding("ctrl+s", "sessions", "Sessions", id="sessions"),
-        Binding("ctrl+e", "toggle_reasoning", "Reasoning", id="reasoning"),
-        Binding("ctrl+n", "attempts", "N attempts", id="attempts"),
+        Binding(
+            "escape",
+            "stop",
+            "Stop",
+            id="stop",
+            priority=True,
+            tooltip="Stop the model or the running command now",
+        ),
+        Binding(
+            "ctrl+r",
+            "review",
+            "Review",
+            id="review",
+            priority=True,
+            tooltip="Review the session's changes and apply them",
+        ),
+        Binding(
+            "ctrl+o",
+            "switch_quant",
+            "Quant",
+            id="quant",
+            priority=True,
+            tooltip="Switch the quant or model, after showing what it costs",
+        ),
+        Binding(
+            "ctrl+s",
+            "sessions",
+            "Sessions",
+            id="sessions",
+            priority=True,
+            tooltip="Open or discard a stored session of this repository",
+        ),
+        Binding(
+            "ctrl+l",
+            "new_session",
+            "New",
+            id="new_session",
+            priority=True,
+            tooltip="New session: a fresh task prompt on this repository and model",
+        ),
+        Binding(
+            "ctrl+e",
+            "toggle_reasoning",
+            "Reasoning",
+            id="reasoning",
+            priority=True,
+            tooltip="Show or hide the model's reasoning",
+        ),
+        Binding(
+            "ctrl+up",
+            "card(-1)",
+            "Prev card",
+            id="card_previous",
+            show=False,
+            priority=True,
+            tooltip="Focus the previous tool card (Enter opens it)",
+        ),
+        Binding(
+            "ctrl+down",
+            "card(1)",
+            "Next card",
+            id="card_next",
+            show=False,
+            priority=True,
+            tooltip="Focus the next tool card; past the last, back to the prompt",
+        ),
+        Binding(
+            "up",
+            "edit_queued",
+            "Edit queued",
+            id="edit_queued",
+            show=False,
+            priority=True,
+            tooltip="Take the queued message back into the empty prompt to edit or delete it",
+        ),
+        Binding(
+            "ctrl+n",
+            "attempts",
+            "N attempts",
+            id="attempts",
+            priority=True,
+            tooltip="Run the typed task as N attempts side by side",
+        ),
     ]
 
 

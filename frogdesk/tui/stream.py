@@ -37,6 +37,16 @@ class _Progress:
         return (self.count - self.base) / elapsed
 
 
+@dataclass(frozen=True)
+class PromptProgress:
+    """How far the prefill under way has read its prompt."""
+
+    read: int
+    total: int
+    rate: float
+    """Tokens read per second since it began; 0.0 before `RATE_AFTER_SECONDS`."""
+
+
 @dataclass
 class EventBuffer:
     """Collects loop events from a worker thread; the UI drains them once per frame.
@@ -44,7 +54,8 @@ class EventBuffer:
     Consecutive reasoning or content deltas are merged into one event, so a frame
     costs one widget update however many tokens arrived since the last one. Progress
     (`Decoded`) is not queued: the buffer keeps the current reply's token count and when
-    its first token came, for the live rate.
+    its first token came, for the live rate. A prefill's progress (`prefill`, heard from
+    the engine between batches) is kept the same way, latest only.
     """
 
     clock: Callable[[], float] = time.monotonic
@@ -53,6 +64,8 @@ class EventBuffer:
     _pushed: int = 0
     _tokens: _Progress = field(default_factory=_Progress)
     _texts: _Progress = field(default_factory=_Progress)
+    _prompt: _Progress = field(default_factory=_Progress)
+    _prompt_total: int = 0
 
     def push(self, event: LoopEvent) -> None:
         """Add one event (any thread)."""
@@ -73,6 +86,28 @@ class EventBuffer:
                 self._events[-1] = ReasoningDelta(last.text + event.text)
             else:
                 self._events.append(event)
+
+    def prefill(self, done: int, total: int) -> None:
+        """Hear a prefill's progress: tokens read of `total` (any thread; (0, total) starts one)."""
+        now = self.clock()
+        with self._lock:
+            if done == 0 or total != self._prompt_total:
+                self._prompt, self._prompt_total = _Progress(), total
+            self._prompt.see(done, now)
+
+    def prefill_ended(self) -> None:
+        """Forget the prefill (the run ended, maybe before its prompt was read)."""
+        with self._lock:
+            self._prompt, self._prompt_total = _Progress(), 0
+
+    def prompt_progress(self) -> PromptProgress | None:
+        """The prefill under way; None when none is (or it has read its whole prompt)."""
+        now = self.clock()
+        with self._lock:
+            read, total = self._prompt.count, self._prompt_total
+            if not self._prompt.since or read >= total:
+                return None
+            return PromptProgress(read, total, self._prompt.rate(now) or 0.0)
 
     def drain(self) -> list[LoopEvent]:
         """Take every event pushed since the last drain, merged (UI thread)."""

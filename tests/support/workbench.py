@@ -88,6 +88,13 @@ class ReplayWorkbench:
     def sandbox_level(self) -> str:
         return self.level
 
+    prefill_heard: Callable[[int, int], None] | None = None
+    """Who hears a prefill's progress (the TUI's hook while a run is under way)."""
+
+    def watch_prefill(self, heard: Callable[[int, int], None] | None) -> bool:
+        self.prefill_heard = heard
+        return True
+
     fail_with: str = ""
 
     def new_session(self, task: str, operator: Operator) -> ReplaySession:

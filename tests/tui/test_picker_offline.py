@@ -123,7 +123,7 @@ def test_in_a_terminal_nothing_else_writes_over_the_picker(
         assert not any(word in screen for word in NOISE), screen
         _tmux("send-keys", "-t", name, "-l", str(smollm2_gguf))
         _tmux("send-keys", "-t", name, "Enter")
-        screen = wait("the session screen", lambda s: "sandbox" in s and "ctx" in s)
+        screen = wait("the session screen", lambda s: "ctx" in s and "step 0/" in s)
         time.sleep(1.0)  # anything a library prints late would land now
         screen = _tmux("capture-pane", "-p", "-t", name)
         assert not any(word in screen for word in NOISE), screen

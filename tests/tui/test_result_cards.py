@@ -108,6 +108,7 @@ async def test_the_status_bar_names_the_models_tool_call_dialect(tmp_path: Path)
             assert isinstance(screen, SessionScreen)
             assert screen.status.info.dialect == dialect
             line = str(screen.status.render())
-            # last, after the fields a narrow terminal must keep (files changed)
+            # last, the least important field; the ones a narrow terminal keeps are there
             fields = line.split(" │ ")
-            assert fields[-1] == words and fields[-2].endswith("files changed"), line
+            assert fields[-1] == words, line
+            assert any(f.endswith("files changed") for f in fields), line

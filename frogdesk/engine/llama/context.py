@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import llama_cpp
 
-from frogdesk.engine.llama.errors import ModelLoadError
+from frogdesk.engine.llama.errors import DecodeError, ModelLoadError
 from frogdesk.engine.llama.model import KV_CACHE_TYPES, LlamaModel
 from frogdesk.engine.llama.options import LlamaOptions
 
@@ -18,10 +18,6 @@ if TYPE_CHECKING:
 SEQ = 0
 """The one sequence FrogDesk uses; llama_memory_seq_rm is always called with it, never -1."""
 PARTIAL = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
-
-
-class DecodeError(RuntimeError):
-    """llama_decode refused a batch (context full or out of memory)."""
 
 
 class LlamaContext:
@@ -62,6 +58,7 @@ class LlamaContext:
         self._ctx: Any = ctx
         self.n_ctx = int(llama_cpp.llama_n_ctx(ctx))
         self.n_batch = int(llama_cpp.llama_n_batch(ctx))
+        self.n_ubatch = int(llama_cpp.llama_n_ubatch(ctx))
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
         self._mem = llama_cpp.llama_get_memory(ctx)
         self.observers: list[Callable[[Sequence[int], int], None]] = []
@@ -89,8 +86,12 @@ class LlamaContext:
         """
         done = 0
         batch = self._batch
+        # A prefill that can be stopped hands llama.cpp one ubatch per call, so a stop waits
+        # for one ubatch's compute, not a whole batch's (512 tokens of a 4B model take many
+        # seconds on a CPU); the compute is the same, as llama.cpp splits a batch into ubatches.
+        size = self.n_ubatch if between_chunks is not None else self.n_batch
         while done < len(tokens):
-            chunk = tokens[done : done + self.n_batch]
+            chunk = tokens[done : done + size]
             last_chunk = done + len(chunk) == len(tokens)
             for i, token in enumerate(chunk):
                 batch.token[i] = token

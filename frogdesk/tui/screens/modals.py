@@ -14,7 +14,8 @@ from textual.widgets import Button, Input, Label, Static
 from frogdesk.inert import command_warning, inert_command
 from frogdesk.tui.untrusted import plain_block
 
-StopAnswer = Literal["continue", "guidance", "end"]
+StopAnswer = Literal["continue", "guidance", "end", "back"]
+"""`back` (Escape) closes the question and changes nothing: the session stays stopped."""
 
 
 class StopChoiceScreen(ModalScreen[tuple[StopAnswer, str]]):
@@ -23,13 +24,16 @@ class StopChoiceScreen(ModalScreen[tuple[StopAnswer, str]]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("c", "choose('continue')", "Continue", id="stop_continue"),
         Binding("g", "choose('guidance')", "Guidance", id="stop_guidance"),
-        Binding("escape,e", "choose('end')", "End", id="stop_end"),
+        Binding("e", "choose('end')", "End", id="stop_end"),
+        Binding("escape", "choose('back')", "Back", id="stop_back"),
     ]
 
     def compose(self) -> ComposeResult:
         """A question, three buttons and a guidance field."""
         with Vertical(classes="dialog"):
-            yield Label("Stopped. What next?", classes="dialog-title")
+            yield Label(
+                "Stopped. What next? (Escape: back, nothing changes)", classes="dialog-title"
+            )
             yield Input(placeholder="more guidance for the model (Enter sends)", id="guidance")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(Content("Continue [c]"), id="continue", variant="primary")

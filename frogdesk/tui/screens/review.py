@@ -30,6 +30,9 @@ from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.hunk_view import HunkView
 from frogdesk.tui.workers import ShowsWorkerErrors
 
+REVIEW_FOOTER_FIRST = ("apply", "undo", "send_back", "approve_hunk", "reject_hunk")
+"""The review's footer keys by importance: a narrow footer keeps these before the others."""
+
 ReviewOutcome = tuple[Literal["closed", "send_back"], str]
 """How the review ended: closed, or sent back to the model with a comment."""
 
@@ -159,7 +162,8 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
             yield OptionList(id="review-files")
             yield VerticalScroll(id="review-hunks")
         yield Static("Computing the diff…", id="review-summary", markup=False)
-        yield FittingFooter()
+        # in 80 columns the actions that finish a review come before the per-hunk ones
+        yield FittingFooter(first=REVIEW_FOOTER_FIRST)
 
     def on_mount(self) -> None:
         """Compute the diff in a worker; follow theme switches."""

@@ -12,6 +12,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Input
+from textual.widgets._collapsible import CollapsibleTitle
 
 from frogdesk.config import Settings
 from frogdesk.core.history import UserTurn
@@ -42,6 +43,7 @@ from frogdesk.tui.stream import EventBuffer
 from frogdesk.tui.widgets.conversation import Conversation
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.prompt_input import PromptInput
+from frogdesk.tui.widgets.queued import QueuedMessages
 from frogdesk.tui.widgets.status_bar import StatusBar, draft_fields, short_model
 from frogdesk.tui.workers import ShowsWorkerErrors
 
@@ -65,9 +67,18 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
 
     BINDINGS = session_bindings()
 
-    def __init__(self, workbench: Workbench, settings: Settings, syntax_style: str) -> None:
+    def __init__(
+        self,
+        workbench: Workbench,
+        settings: Settings,
+        syntax_style: str,
+        *,
+        repo: Path | None = None,
+    ) -> None:
         super().__init__()
         self.workbench = workbench
+        self.repo = repo
+        """The repository open (said at the top of the conversation), when known."""
         self.settings = settings
         self.syntax_style = syntax_style
         self.session: AgentSession | None = None
@@ -77,6 +88,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self.last_exit: RunFinished | None = None
         self._generating = False
         self._speed_shown = 0.0
+        self._prompt_shown = 0.0
         self._drafts: dict[str, dict[str, int]] = {}
         """Drafted and accepted tokens of the open session, by drafter."""
         # The frame timer and the end of a run both flush; one at a time keeps the events in order.
@@ -85,6 +97,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
     def compose(self) -> ComposeResult:
         """Conversation above, prompt and status bar below."""
         yield Conversation(self.syntax_style, id="conversation")
+        yield QueuedMessages(id="queued")
         yield PromptInput(id="prompt", placeholder="Describe a task for the model, then Enter")
         yield StatusBar(id="status")
         yield FittingFooter()
@@ -108,6 +121,12 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self.query_one(PromptInput).focus()
         if kind_of(info.kind).remote_endpoint:
             self._ask_server_model()
+        if self.repo is not None:
+            self.call_later(
+                self.conversation.add_notice,
+                f"Repository: {self.repo}\nThe model works on a copy; nothing changes here "
+                "until you apply a review (Ctrl+R).",
+            )
 
     @work(thread=True, name="server-model", exit_on_error=False)
     def _ask_server_model(self) -> None:
@@ -129,6 +148,11 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         """The conversation view."""
         return self.query_one(Conversation)
 
+    @property
+    def queued(self) -> QueuedMessages:
+        """The messages typed while the model works."""
+        return self.query_one(QueuedMessages)
+
     # -- prompting ---------------------------------------------------------
 
     @on(Input.Submitted, "#prompt")
@@ -139,13 +163,14 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             await self.conversation.add_notice("Continuing.")
             self.start("")
             return
-        if not text or self.running:
-            if self.running:
-                self.notify("The model is working; Escape stops it first.", severity="warning")
+        if not text:
             return
         prompt = self.query_one(PromptInput)
         prompt.remember(text)
         prompt.value = ""
+        if self.running:  # the next user message: sent when the model's turn ends
+            await self.queued.add(text)
+            return
         await self.conversation.add_user(text)
         self.start(text)
 
@@ -176,7 +201,8 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self.session = message.session
         # the session's own draft counts: a resumed session goes on from its stored totals
         self._drafts = {k: dict(v) for k, v in message.session.record.drafts.items()}
-        self.status.update_info(**draft_fields(self._drafts))
+        # the rate shown was another session's (or another run's): none until this one decodes
+        self.status.update_info(tokens_per_second=0.0, **draft_fields(self._drafts))
         if message.run:
             self.running = True
             self._run(message.session, message.prompt)
@@ -213,6 +239,8 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             if isinstance(event, ToolFinished) and event.call.name in _CHANGING_TOOLS:
                 self.post_message(ChangedFiles(session.changed_files()))
 
+        # the loaded model tells the status bar how far a long prompt's prefill has read
+        self.workbench.watch_prefill(self.buffer.prefill)
         try:
             with decode_switch_interval():
                 session.run(prompt, cancel, emit)
@@ -220,6 +248,9 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         except Exception as exc:
             self.post_message(WorkFailed("running the model", f"{type(exc).__name__}: {exc}"))
             return
+        finally:
+            self.workbench.watch_prefill(None)
+            self.buffer.prefill_ended()
         self.post_message(RunEnded(changed))
 
     # -- streaming ----------------------------------------------------------
@@ -237,6 +268,19 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             if rate is not None:
                 self._speed_shown = now
                 self.status.update_info(tokens_per_second=rate)
+        self._show_prompt_progress(now)
+
+    def _show_prompt_progress(self, now: float) -> None:
+        """The prefill's tokens read, rate and time left, at most every SPEED_SECONDS."""
+        prompt = self.buffer.prompt_progress()
+        if prompt is None:
+            if self.status.info.prompt_total:
+                self.status.update_info(prompt_read=0, prompt_total=0, prompt_rate=0.0)
+        elif now - self._prompt_shown >= SPEED_SECONDS or not self.status.info.prompt_total:
+            self._prompt_shown = now
+            self.status.update_info(
+                prompt_read=prompt.read, prompt_total=prompt.total, prompt_rate=prompt.rate
+            )
 
     def _update_status(self, events: list[LoopEvent]) -> None:
         for event in events:
@@ -270,9 +314,24 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self._generating = False
         self.status.update_info(changed_files=message.changed_files)
         if self.last_exit is not None and self.last_exit.exit_reason == "cancelled":
+            await self._unqueue()
             self.app.push_screen(StopChoiceScreen(), self._after_stop)
-        else:
-            self.query_one(PromptInput).focus()
+            return
+        self.query_one(PromptInput).focus()
+        queued = await self.queued.take_all()
+        if queued and self.session is not None:
+            text = "\n\n".join(queued)
+            await self.conversation.add_user(text)
+            self.start(text)
+
+    async def _unqueue(self) -> None:
+        """A stopped run sends nothing queued: the messages go back into the prompt."""
+        queued = await self.queued.take_all()
+        if queued:
+            prompt = self.query_one(PromptInput)
+            prompt.value = " ".join([*queued, prompt.value]).strip()
+            prompt.cursor_position = len(prompt.value)
+            await self.conversation.add_notice("The queued message is back in the prompt.")
 
     async def on_work_failed(self, message: WorkFailed) -> None:
         """A worker raised: say so in the conversation and stay usable."""
@@ -281,6 +340,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self._generating = False
         self.status.update_info(state="error")
         await self.conversation.add_notice(f"Error while {message.what}: {message.error}", "error")
+        await self._unqueue()
 
     # -- control -------------------------------------------------------------
 
@@ -291,8 +351,10 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             self.status.update_info(state="stopping")
 
     async def _after_stop(self, answer: tuple[StopAnswer, str] | None) -> None:
-        choice, text = answer or ("end", "")
-        if choice == "continue":
+        choice, text = answer or ("back", "")
+        if choice == "back":  # the question closes; the session stays stopped as it is
+            self.query_one(PromptInput).focus()
+        elif choice == "continue":
             await self.conversation.add_notice("Continuing.")
             self.start("")
         elif choice == "guidance":
@@ -302,6 +364,50 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         else:
             self.status.update_info(state="ended")
             self.query_one(PromptInput).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Up takes a queued message back only from the empty prompt (else it is history or
+        scrolling); card keys only when there are cards. None: listed, but the key passes on."""
+        if action == "edit_queued":
+            prompt = self.query_one(PromptInput)
+            return (bool(self.queued.texts) and prompt.has_focus and not prompt.value) or None
+        if action == "card":
+            return bool(self.conversation.cards) or None
+        return True
+
+    async def action_edit_queued(self) -> None:
+        """Put the newest queued message back into the prompt: edit and Enter re-queues it,
+        or clear it to drop it."""
+        text = await self.queued.take_last()
+        if text is not None:
+            prompt = self.query_one(PromptInput)
+            prompt.value = text
+            prompt.cursor_position = len(text)
+
+    def action_card(self, step: int) -> None:
+        """Focus the previous (-1) or next (1) tool card; past the last, the prompt again.
+        Reasoning blocks are skipped: Tab still visits everything."""
+        cards = self.conversation.cards
+        focused = self.focused
+        inside = [i for i, card in enumerate(cards) if focused in card.walk_children()]
+        current = inside[0] if inside else None
+        if current is None:
+            target = len(cards) - 1 if step < 0 else 0
+        elif current + step >= len(cards):
+            self.query_one(PromptInput).focus()
+            return
+        else:
+            target = max(0, current + step)
+        cards[target].query_one(CollapsibleTitle).focus()
+
+    def action_new_session(self) -> None:
+        """Leave this session (it stays stored: Ctrl+S) for a fresh task prompt on the same
+        repository and model."""
+        if self.running:
+            self.notify("Stop the model first (Escape).", severity="warning")
+            return
+        style = getattr(self.app, "syntax_style", self.syntax_style)
+        self.app.switch_screen(SessionScreen(self.workbench, self.settings, style, repo=self.repo))
 
     def action_toggle_reasoning(self) -> None:
         """Collapse or expand the reasoning blocks."""
