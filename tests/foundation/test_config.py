@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk import config
+from frogdesk.logfile import listen_for_notices, route_library_logs
 
 
 def test_defaults_are_the_vendor_budgets() -> None:
@@ -143,25 +144,26 @@ def test_every_option_has_one_place_and_every_section_is_used() -> None:
     assert config.shown_key("model") == "model"
 
 
-def test_old_flat_keys_still_read_with_one_notice(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    path = tmp_path / "config.toml"
-    path.write_text('threads = 3\nsandbox = "none"\n[engine]\ncontext_size = 4096\n')
-    with caplog.at_level("WARNING", logger="frogdesk.notice"):
+def test_old_flat_keys_still_read_with_one_notice(tmp_path: Path) -> None:
+    heard: list[str] = []
+    route_library_logs(tmp_path / "frogdesk.log")  # as every command starts
+    stop = listen_for_notices(heard.append)
+    try:
+        path = tmp_path / "config.toml"
+        path.write_text('threads = 3\nsandbox = "none"\n[engine]\ncontext_size = 4096\n')
         first = config.load(path, environ={})
         again = config.load(path, environ={})
-    assert (first.threads, first.sandbox, first.context_size) == (3, "none", 4096)
-    assert again == first
-    [notice] = [r.getMessage() for r in caplog.records if r.name == "frogdesk.notice"]
-    assert "threads -> [engine] threads" in notice and "sandbox -> [sandbox] level" in notice
-    # The control: a file in sections says nothing.
-    caplog.clear()
-    fresh = tmp_path / "fresh.toml"
-    fresh.write_text("[engine]\nthreads = 3\n")
-    with caplog.at_level("WARNING", logger="frogdesk.notice"):
+        assert (first.threads, first.sandbox, first.context_size) == (3, "none", 4096)
+        assert again == first
+        [notice] = heard
+        assert "threads -> [engine] threads" in notice and "sandbox -> [sandbox] level" in notice
+        # The control: a file in sections says nothing.
+        fresh = tmp_path / "fresh.toml"
+        fresh.write_text("[engine]\nthreads = 3\n")
         assert config.load(fresh, environ={}).threads == 3
-    assert [r for r in caplog.records if r.name == "frogdesk.notice"] == []
+        assert heard == [notice]
+    finally:
+        stop()
 
 
 @pytest.mark.parametrize(
