@@ -7,6 +7,7 @@ same operations the TUI uses; this module only reads the options and prints.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -19,10 +20,11 @@ from frogdesk.commands.attempts import (
     run_attempts_command,
 )
 from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_backend, known_backend
-from frogdesk.commands.common import UserError, load_settings
+from frogdesk.commands.common import UserError, config_path, load_settings
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
 from frogdesk.config import APPROVAL_SETTINGS, DEFAULT_MAX_STEPS, Settings
+from frogdesk.core.repo_model import with_repository_model
 from frogdesk.core.repo_setup import check_repository
 from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
 from frogdesk.engine.llama.errors import ModelLoadError
@@ -133,6 +135,11 @@ def main(args: argparse.Namespace) -> int:
     )
     # a folder that is no repository is said first, before any model is looked at
     check_repository(spec.repo)
+    if kind_of(backend).local_model and not args.model:
+        pinned = with_repository_model(settings, spec.repo, config_path(args))
+        if pinned is not settings:
+            settings = pinned
+            spec = dataclasses.replace(spec, model=settings.model)
     if kind_of(backend).local_model:
         try:  # a missing model is refused before a worktree is made for it
             resolve_model_path(spec.model, settings)

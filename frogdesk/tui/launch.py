@@ -6,6 +6,7 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.core.last_model import model_pinned, remembered
+from frogdesk.core.repo_model import with_repository_model
 from frogdesk.core.repo_setup import not_a_repository
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.engine.registry import kind_of
@@ -35,6 +36,7 @@ def build_app(
         return asking_git_init(
             FrogDeskApp(workbench, settings, config_path=config_path, repo=repo), repo
         )
+    settings = with_repository_model(settings, repo, config_path)
     if settings.model.strip():
         check_spec(settings.model, settings)  # a typo'd path or quant: one line, no app
     path = local_model(settings)

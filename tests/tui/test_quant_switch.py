@@ -70,7 +70,8 @@ async def test_switch_announces_cost_and_keeps_the_conversation(
         assert "qwen35" in screen.status.info.model.lower()
         texts = [str(w.render()) for w in screen.conversation.query(".user-prompt, .notice")]
         assert any("an earlier prompt stays on screen" in t for t in texts)
-        assert any("Switched to" in t for t in texts)
+        switched = [t.split("Switched to ", 1)[1] for t in texts if "Switched to" in t]
+        assert switched and all("/" not in t.split(";")[0] for t in switched), switched
         assert workbench.backend is not None
         workbench.backend.close()
 

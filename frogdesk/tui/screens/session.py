@@ -552,7 +552,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             dialect=info.dialect,
         )
         await self.conversation.add_notice(
-            f"Switched to {info.model} {info.quant}; the next run re-reads the conversation."
+            f"Switched to {short_model(info.model)} {info.quant}; the next run re-reads the conversation."
         )
 
     def _drop_approval(self) -> None:
