@@ -127,6 +127,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         """Title, the quant table, warnings, progress and the local-file field."""
         with Vertical(id="picker"):
             yield Label("Choose a FrogNano quant to download", id="picker-title")
+            yield Static("", id="picker-repo", markup=False)
             yield Static("Listing quants…", id="picker-status", markup=False)
             yield DataTable(id="picker-table", cursor_type="row", zebra_stripes=True)
             yield Static("", id="picker-warnings", classes="picker-warning", markup=False)
@@ -137,6 +138,11 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
     def on_mount(self) -> None:
         """List the quants, or load the given model at once."""
         self.query_one(ProgressBar).display = False
+        repo = getattr(self.app, "repo", None)
+        shown = self.query_one("#picker-repo", Static)
+        shown.display = isinstance(repo, Path)
+        if isinstance(repo, Path):  # the app's repository (the launch names it)
+            shown.update(plain_block(f"Repository: {repo}"))
         self.set_interval(1 / 10, self._show_progress)
         if self.listed is None:
             self._offer_remembered()
