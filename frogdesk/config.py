@@ -370,10 +370,6 @@ def validate(
     return out
 
 
-_SAID: set[str] = set()
-"""Old-layout notices already given by this process (settings are read more than once)."""
-
-
 def _by_name(data: Mapping[str, Any], path: Path) -> tuple[dict[str, Any], dict[str, str]]:
     """A config file's options by name, from its sections and from old flat keys (a key
     given both ways takes the section's value); how each was spelt. Flat keys of sectioned
@@ -395,10 +391,8 @@ def _by_name(data: Mapping[str, Any], path: Path) -> tuple[dict[str, Any], dict[
         shown.setdefault(key, key)
     if flat:
         moves = ", ".join(f"{k} -> {shown_key(k)}" for k in flat)
-        line = f"{path}: read old top-level keys in their sections ({moves}); move them there"
-        if line not in _SAID:
-            _SAID.add(line)
-            say_notice(line)
+        # said once to whoever listens, however often the file is read (the notices' rule)
+        say_notice(f"{path}: read old top-level keys in their sections ({moves}); move them there")
     return found, shown
 
 
