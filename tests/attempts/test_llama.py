@@ -128,3 +128,25 @@ def test_an_attempt_that_breaks_off_does_not_stop_the_others(smollm2_gguf: Path)
     steady_end = results[2]
     assert isinstance(steady_end, Finished) and steady_end.reason in ("length", "stop")
     assert len(steady_end.raw_tokens) > 0
+
+
+def test_each_sequence_gets_the_context_asked_up_to_the_training_length(smollm2_gguf: Path) -> None:
+    """Two sequences of 8,192 (SmolLM2's training length) get 8,192 each, not 4,096: the
+    training length bounds one sequence, not the whole multi-sequence context."""
+    options = LlamaOptions(n_ctx=8192, n_threads=2)
+    shared = SharedLlama(smollm2_gguf, 2, options)
+    try:
+        assert shared.model.n_ctx_train == 8192
+        assert shared.n_ctx_seq == 8192
+    finally:
+        shared.close()
+
+
+def test_one_sequence_is_still_capped_at_the_training_length(smollm2_gguf: Path) -> None:
+    """The control: asking one sequence for twice the training length gives the training
+    length, so the check above is the cap moving, not the cap gone."""
+    shared = SharedLlama(smollm2_gguf, 1, LlamaOptions(n_ctx=16384, n_threads=2))
+    try:
+        assert shared.n_ctx_seq == 8192
+    finally:
+        shared.close()

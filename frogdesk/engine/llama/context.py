@@ -29,7 +29,10 @@ class LlamaContext:
             raise ValueError(f"unknown KV-cache type {params.kv_cache_type!r} (one of {names})")
         self.model = model
         cparams = llama_cpp.llama_context_default_params()
-        n_ctx = min(params.n_ctx, model.n_ctx_train) if model.n_ctx_train > 0 else params.n_ctx
+        # each of n_seq_max sequences has a KV stream of its own (not unified): the
+        # training length bounds one sequence, so the whole context is n_seq_max of them
+        ceiling = model.n_ctx_train * n_seq_max
+        n_ctx = min(params.n_ctx, ceiling) if model.n_ctx_train > 0 else params.n_ctx
         cparams.n_ctx = n_ctx
         cparams.n_batch = params.n_batch
         cparams.n_ubatch = params.ubatch
