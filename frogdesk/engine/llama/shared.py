@@ -59,10 +59,8 @@ class SharedLlama:
             self.log = model.log
             self.model = model
         try:
-            per_seq = options.n_ctx
-            if self.model.n_ctx_train > 0:
-                per_seq = min(per_seq, self.model.n_ctx_train)
-            whole = replace(options, n_ctx=per_seq * n_seq)
+            # n_ctx is per sequence; LlamaContext caps each at the training length
+            whole = replace(options, n_ctx=options.n_ctx * n_seq)
             self.context = LlamaContext(self.model, whole, n_seq_max=n_seq)
             self.template = model_template(self.model, Path(model_path))
             self.dialect_choice = choose_dialect(self.template)
