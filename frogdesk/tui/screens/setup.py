@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -122,6 +123,8 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         self.state = "listing"
         self.start_note = ""
         """Said once under the table: the remembered model's file is gone."""
+        self.statuses: deque[str] = deque(maxlen=256)
+        """The status lines shown, newest last: still readable once the screen is gone."""
 
     def compose(self) -> ComposeResult:
         """Title, the quant table, warnings, progress and the local-file field."""
@@ -187,6 +190,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         return beside_drift(measured, files, self.paths.data_dir)
 
     def _status(self, text: str) -> None:
+        self.statuses.append(text)
         self.query_one("#picker-status", Static).update(plain_block(text))
 
     @work(thread=True, name="list-quants", exit_on_error=False)
