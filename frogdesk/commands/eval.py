@@ -22,7 +22,7 @@ from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_bac
 from frogdesk.commands.common import UserError, load_settings
 from frogdesk.commands.eval_progress import EvalMeter, EvalPrinter, clock_text, resume_command
 from frogdesk.commands.operator import TerminalOperator
-from frogdesk.commands.progress import stop_on_signals
+from frogdesk.commands.progress import LoadProgress, stop_on_signals
 from frogdesk.commands.run import loading_backends
 from frogdesk.config import Settings
 from frogdesk.core.model_ops import load_backend
@@ -262,13 +262,8 @@ def _backend(model: ModelRun, settings: Settings, quiet: bool) -> EvalBackend:
     if model.path is None:
         return EvalBackend(model.kind, model=model.model, endpoint=model.endpoint)
     factory = loading_backends(quiet)
-    loaded = load_backend(settings, model.path, None if quiet else _load_line)
+    loaded = load_backend(settings, model.path, None if quiet else LoadProgress(sys.stderr))
     return EvalBackend(model.kind, model=str(model.path), loaded=loaded, factory=factory)
-
-
-def _load_line(fraction: float) -> None:
-    end = "\n" if fraction >= 1 else ""
-    print(f"\rloading the model: {int(fraction * 100):3d}%", end=end, file=sys.stderr, flush=True)
 
 
 def _task_line(p: Progress, attempts: int, left: float | None) -> str:

@@ -164,6 +164,40 @@ class ProgressPrinter:
         self.stream.flush()
 
 
+class LoadProgress:
+    """A model load's progress on a stream (stderr).
+
+    On a terminal the percentage is redrawn in place; off one (a log, a pipe) the load is two
+    lines, one as it starts and one with the seconds it took, instead of a hundred redraws.
+    Either way it ends with `loaded the model in N.N s`. Make one per load.
+    """
+
+    def __init__(self, stream: TextIO, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream
+        self._clock = clock
+        self._started: float | None = None
+        self._percent = -1
+
+    def __call__(self, fraction: float) -> None:
+        """llama.cpp's progress, a fraction from 0 to 1."""
+        now = self._clock()
+        live = _is_terminal(self.stream)
+        if self._started is None:
+            self._started = now
+            if not live:
+                self.stream.write("loading the model…\n")
+        percent = min(100, max(0, int(fraction * 100)))
+        if percent == self._percent:
+            return
+        self._percent = percent
+        if percent >= 100:
+            done = f"loaded the model in {now - self._started:.1f} s"
+            self.stream.write(f"\r{done}\x1b[K\n" if live else done + "\n")
+        elif live:
+            self.stream.write(f"\rloading the model: {percent:3d}%")
+        self.stream.flush()
+
+
 def _is_terminal(stream: TextIO) -> bool:
     try:
         return stream.isatty()

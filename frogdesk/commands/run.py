@@ -22,7 +22,7 @@ from frogdesk.commands.attempts import (
 from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_backend, known_backend
 from frogdesk.commands.common import UserError, config_path, load_settings
 from frogdesk.commands.operator import TerminalOperator
-from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
+from frogdesk.commands.progress import LoadProgress, ProgressPrinter, stop_on_signals
 from frogdesk.config import APPROVAL_SETTINGS, DEFAULT_MAX_STEPS, Settings
 from frogdesk.core.repo_model import with_repository_model
 from frogdesk.core.repo_setup import check_repository
@@ -167,24 +167,15 @@ def headless_workbench(args: argparse.Namespace, settings: Settings, repo: Path)
 def loading_backends(quiet: bool) -> BackendFactory:
     """The default backends, a llama model's load shown as a percentage on stderr, and each
     prompt's prefill as llama.cpp decodes it (tokens, rate, ETA)."""
-    shown = [-1]
     prefill = ProgressPrinter(sys.stderr, quiet)
-
-    def line(fraction: float) -> None:
-        percent = int(fraction * 100)
-        if percent != shown[0]:
-            shown[0] = percent
-            end = "\n" if percent >= 100 else ""
-            print(f"\rloading the model: {percent:3d}%", end=end, file=sys.stderr, flush=True)
-
     warned: set[Path] = set()
 
     def factory(record: Any, settings: Any, replies_done: int = 0) -> Any:
-        shown[0] = -1
         if not kind_of(record.backend).local_model:
             return default_backend(record, settings, replies_done)
         _warn_before_loading(resolve_model_path(record.model, settings), warned)
-        backend = default_backend(record, settings, replies_done, progress=None if quiet else line)
+        shown = None if quiet else LoadProgress(sys.stderr)
+        backend = default_backend(record, settings, replies_done, progress=shown)
         if not quiet:
             watch_prefill(backend, prefill.prefill)
         return backend

@@ -14,7 +14,7 @@ from frogdesk.evals.store import EvalStore
 from frogdesk.paths import AppPaths
 from tests.evals.helpers import FIX, NOTHING, eval_json, frogdesk_eval, scripts, task_folder
 
-LOADED = "loading the model: 100%"
+LOADED = "loaded the model in"
 """The line each load of a llama model ends with (the eval's own and any session's reload)."""
 
 
