@@ -1,6 +1,7 @@
 """The CLI and the TUI are faces over the application core: neither drives the session service
-(frogdesk.sessions.service) itself; they start, open, switch and run sessions through
-frogdesk.core."""
+(frogdesk.sessions.service) itself, and each imports from the rest of the package only the
+core, the configuration, value types and errors (an allow-list; what is still owed is listed
+and can only shrink)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,169 @@ def test_faces_do_not_reach_through_the_core_to_its_service() -> None:
 
 def test_the_check_sees_a_reach_through_the_core() -> None:
     assert service_reaches("store = workbench.service.store\nok = workbench.sessions()\n") == [1]
+
+
+# The allow-list: what a face may import from the rest of the package.
+MAY_IMPORT = (
+    "frogdesk.core",
+    "frogdesk.config",
+    "frogdesk.paths",
+    "frogdesk.inert",
+    "frogdesk.sizes",
+    "frogdesk.errors",
+)
+VALUE_TYPES = (
+    "frogdesk.engine.chat",
+    "frogdesk.leaf.events",
+    "frogdesk.leaf.records",
+    "frogdesk.review.model",
+    "frogdesk.sessions.record",
+    "frogdesk.attempts.record",
+    "frogdesk.evals.results",
+    "frogdesk.models.spec",
+)
+"""Data the core hands a face (events, records, rows, results): types and pure functions over
+them, no I/O and no decision of the core's."""
+
+OWED: dict[str, set[str]] = {
+    "frogdesk.cli": {"frogdesk.logfile", "frogdesk.review.transaction"},
+    "frogdesk.commands.attempts": {
+        "frogdesk.attempts.rank", "frogdesk.attempts.service", "frogdesk.attempts.verify",
+        "frogdesk.sessions.active",
+    },
+    "frogdesk.commands.backend_flags": {"frogdesk.engine.registry"},
+    "frogdesk.commands.doctor": {"frogdesk.doctor"},
+    "frogdesk.commands.eval": {
+        "frogdesk.engine.registry", "frogdesk.evals.compare", "frogdesk.evals.evaluate",
+        "frogdesk.evals.export", "frogdesk.evals.runner", "frogdesk.evals.store",
+        "frogdesk.evals.suites", "frogdesk.evals.task", "frogdesk.sessions.parts",
+    },
+    "frogdesk.commands.models": {
+        "frogdesk.engine.backends", "frogdesk.engine.dialect_info", "frogdesk.evals.shown",
+        "frogdesk.models.catalog", "frogdesk.models.download", "frogdesk.models.gguf_info",
+        "frogdesk.models.hub", "frogdesk.models.hub_http", "frogdesk.models.local",
+        "frogdesk.models.memory", "frogdesk.models.model_warnings", "frogdesk.models.pull",
+        "frogdesk.models.remove", "frogdesk.models.resolve", "frogdesk.models.system_memory",
+        "frogdesk.quantcheck.files",
+    },
+    "frogdesk.commands.quantcheck": {
+        "frogdesk.quantcheck.check", "frogdesk.quantcheck.evaluate", "frogdesk.quantcheck.files",
+    },
+    "frogdesk.commands.review": {
+        "frogdesk.review.decisions", "frogdesk.review.edited", "frogdesk.review.fsops",
+        "frogdesk.review.gitcmd", "frogdesk.review.show", "frogdesk.review.user_changes",
+        "frogdesk.sessions.store",
+    },
+    "frogdesk.commands.run": {
+        "frogdesk.engine.llama.gguf", "frogdesk.engine.registry",
+        "frogdesk.engine.toolcall.crossdialect", "frogdesk.engine.toolcall.dialect",
+        "frogdesk.leaf.trajectory", "frogdesk.models.gguf_info", "frogdesk.models.model_warnings",
+        "frogdesk.sessions.parts",
+    },
+    "frogdesk.commands.sessions": {
+        "frogdesk.models.hub", "frogdesk.models.hub_http", "frogdesk.review.records",
+        "frogdesk.sessions.active", "frogdesk.sessions.store",
+    },
+    "frogdesk.commands.tool": {
+        "frogdesk.leaf.runner", "frogdesk.sandbox.levels", "frogdesk.sandbox.shells.protocol",
+        "frogdesk.worktree.checkout",
+    },
+    "frogdesk.tui.app": {"frogdesk.logfile"},
+    "frogdesk.tui.launch": {"frogdesk.engine.registry", "frogdesk.models.resolve"},
+    "frogdesk.tui.screens.attempts": {"frogdesk.attempts.rank", "frogdesk.attempts.service"},
+    "frogdesk.tui.screens.quant": {
+        "frogdesk.evals.shown", "frogdesk.models.catalog", "frogdesk.models.download",
+        "frogdesk.models.hub", "frogdesk.models.hub_http", "frogdesk.models.local",
+        "frogdesk.models.move_cost", "frogdesk.models.resolve",
+    },
+    "frogdesk.tui.screens.review": {
+        "frogdesk.review.decisions", "frogdesk.review.edited", "frogdesk.review.show",
+    },
+    "frogdesk.tui.screens.session": {
+        "frogdesk.engine.registry", "frogdesk.models.move_cost", "frogdesk.sessions.sendback",
+    },
+    "frogdesk.tui.screens.setup": {
+        "frogdesk.evals.shown", "frogdesk.models.catalog", "frogdesk.models.download",
+        "frogdesk.models.hub", "frogdesk.models.hub_http", "frogdesk.models.resolve",
+    },
+    "frogdesk.tui.widgets.hunk_view": {"frogdesk.review.show"},
+    "frogdesk.tui.widgets.model_rows": {"frogdesk.models.catalog"},
+}  # fmt: skip
+"""What the faces still import past the core, face by face: each entry is owed a core
+operation. The test fails on a new entry (route it through `frogdesk.core`) and on an
+entry that is paid (delete it here), so this can only shrink."""
+
+
+def every_import(path: Path, modules: set[str]) -> set[str]:
+    """Every package module a file imports, each name of a `from x import a, b` on its own."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name in modules}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                found.add(name if name in modules else node.module)
+    return found & modules
+
+
+def allowed(target: str) -> bool:
+    """Whether a face may import `target`: a face, the allow-list, a value type, an error."""
+    if target == "frogdesk" or target.startswith(FACES):
+        return True
+    if target.rsplit(".", 1)[-1] == "errors":
+        return True
+    return any(target == m or target.startswith(m + ".") for m in MAY_IMPORT + VALUE_TYPES)
+
+
+def past_the_core(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Face module -> what it imports that the allow-list does not let it."""
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        if module.startswith(FACES):
+            beyond = {t for t in targets if not allowed(t)}
+            if beyond:
+                out[module] = beyond
+    return out
+
+
+def faces_graph() -> dict[str, set[str]]:
+    from tests.foundation.test_layers import module_names
+
+    modules = module_names()
+    return {
+        name: every_import(path, set(modules)) - {name}
+        for name, path in modules.items()
+        if name.startswith(FACES)
+    }
+
+
+def test_faces_import_only_the_allow_list_and_what_is_still_owed() -> None:
+    found = past_the_core(faces_graph())
+    new = {m: sorted(t - OWED.get(m, set())) for m, t in found.items() if t - OWED.get(m, set())}
+    paid = {m: sorted(t - found.get(m, set())) for m, t in OWED.items() if t - found.get(m, set())}
+    assert new == {}, "route these through frogdesk.core (or a value type)"
+    assert paid == {}, "these are no longer imported: delete them from OWED"
+
+
+def test_the_allow_list_sees_a_face_past_the_core() -> None:
+    # the control: the same check flags a face reaching a package past the core
+    graph = {
+        "frogdesk.commands.models": {"frogdesk.models.hub", "frogdesk.core.chooser"},
+        "frogdesk.tui.widgets.x": {"frogdesk.review.model", "frogdesk.models.errors"},
+        "frogdesk.tui.screens.y": {"frogdesk.sandbox.levels", "frogdesk.tui.widgets.x"},
+        "frogdesk.models.hub": {"frogdesk.models.hub_http"},
+    }
+    assert past_the_core(graph) == {
+        "frogdesk.commands.models": {"frogdesk.models.hub"},
+        "frogdesk.tui.screens.y": {"frogdesk.sandbox.levels"},
+    }
+
+
+def test_every_name_of_one_import_statement_is_seen(tmp_path: Path) -> None:
+    source = tmp_path / "face.py"
+    source.write_text("from frogdesk.models import hub, spec\nimport frogdesk.sizes\n")
+    modules = {"frogdesk.models", "frogdesk.models.hub", "frogdesk.models.spec", "frogdesk.sizes"}
+    assert every_import(source, modules) == {
+        "frogdesk.models.hub", "frogdesk.models.spec", "frogdesk.sizes",
+    }  # fmt: skip
