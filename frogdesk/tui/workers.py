@@ -6,17 +6,28 @@ from typing import Any
 
 from textual.worker import Worker, WorkerState
 
-from frogdesk.errors import FrogDeskError
+from frogdesk.errors import FrogDeskError, describe_os_error
 from frogdesk.inert import inert_text
+
+
+def error_words(error: BaseException) -> str:
+    """What went wrong, for a line the user reads: a problem the user can fix (FrogDeskError)
+    is its own message, a system error its path and reason, and anything else (a bug) keeps
+    its exception type."""
+    if isinstance(error, FrogDeskError):
+        return str(error)
+    if isinstance(error, OSError):
+        return describe_os_error(error)
+    return f"{type(error).__name__}: {error}"
 
 
 def describe_failure(worker: Worker[Any]) -> str:
     """One line: a problem the user can fix (FrogDeskError) is its own message; a bug
     names the worker and the exception type."""
     error = worker.error
-    if isinstance(error, FrogDeskError):
+    if error is None or isinstance(error, FrogDeskError):
         return str(error)
-    return f"{worker.name} failed: {type(error).__name__}: {error}"
+    return f"{worker.name} failed: {error_words(error)}"
 
 
 class ShowsWorkerErrors:

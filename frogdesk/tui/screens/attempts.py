@@ -25,7 +25,7 @@ from frogdesk.leaf.events import LoopEvent, RunFinished, StepStarted
 from frogdesk.tui.bindings import attempts_bindings
 from frogdesk.tui.messages import WorkFailed
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
-from frogdesk.tui.workers import ShowsWorkerErrors
+from frogdesk.tui.workers import ShowsWorkerErrors, error_words
 
 
 @dataclass(frozen=True)
@@ -224,7 +224,7 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
                 on_event,
             )
         except Exception as exc:
-            self.post_message(WorkFailed("running the attempts", f"{type(exc).__name__}: {exc}"))
+            self.post_message(WorkFailed("running the attempts", error_words(exc)))
             return
         patches = {
             a.session_id: self.workbench.attempt_patch(a.session_id)

@@ -17,6 +17,7 @@ from frogdesk.tui.screens.attempts import (
     AttemptsSetupScreen,
 )
 from frogdesk.tui.widgets.prompt_input import PromptInput
+from frogdesk.tui.workers import error_words
 
 
 class StartsAttempts(Screen[None]):
@@ -75,6 +76,6 @@ class StartsAttempts(Screen[None]):
                 screen.outcome, choice.session_id, choice.keep_others
             )
         except Exception as exc:
-            self.post_message(WorkFailed("choosing the attempt", f"{type(exc).__name__}: {exc}"))
+            self.post_message(WorkFailed("choosing the attempt", error_words(exc)))
             return
         self.app.call_from_thread(self.open_review, record)
