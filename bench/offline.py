@@ -78,7 +78,7 @@ def main() -> int:
     from frogdesk.config import Settings
     from frogdesk.core.chooser import remote_choices
     from frogdesk.models.hub import list_repo
-    from frogdesk.models.hub_http import RetryPolicy
+    from frogdesk.models.retry import RetryPolicy
     from frogdesk.paths import AppPaths
 
     results: dict[str, object] = {}

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from frogdesk import __version__
 from frogdesk.commands import common, doctor, models, review, run, sessions, tool, tui
 from frogdesk.commands import eval as eval_command
+from frogdesk.core.reviewing import recover_interrupted
 from frogdesk.errors import FrogDeskError, describe_os_error
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.logfile import listen_for_notices, route_library_logs
 from frogdesk.paths import AppPaths
-from frogdesk.review.transaction import recover_all
 
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE: what a shell reports for a command whose reader went away."""
@@ -108,8 +108,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _recover_transactions() -> None:
     """Finish or revert any apply or undo a crash interrupted, saying so in one line each."""
-    for done in recover_all(AppPaths.default().sessions_dir):
-        print(f"frogdesk: {inert_line(done.describe())}", file=sys.stderr)
+    for line in recover_interrupted(AppPaths.default()):
+        print(f"frogdesk: {line}", file=sys.stderr)
 
 
 if __name__ == "__main__":

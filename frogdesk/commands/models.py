@@ -18,12 +18,13 @@ from frogdesk.engine.backends import settings_options
 from frogdesk.engine.dialect_info import dialect_line, tool_call_dialect
 from frogdesk.evals.shown import eval_lines
 from frogdesk.inert import inert_line
-from frogdesk.models.catalog import CatalogRow, local_rows
-from frogdesk.models.download import Progress, download_limits
+from frogdesk.models.catalog import local_rows
+from frogdesk.models.catalog_row import CatalogRow
+from frogdesk.models.download import download_limits
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
-from frogdesk.models.hub import hub_token, source_line
-from frogdesk.models.hub_http import RetryPolicy
+from frogdesk.models.hub import hub_token
+from frogdesk.models.listing import source_line
 from frogdesk.models.local import all_local, hf_cache_dir, import_model
 from frogdesk.models.memory import (
     Estimate,
@@ -40,9 +41,11 @@ from frogdesk.models.model_warnings import (
     license_key,
     warnings_for,
 )
+from frogdesk.models.progress import Progress
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.remove import remove_model
 from frogdesk.models.resolve import resolve_local
+from frogdesk.models.retry import RetryPolicy
 from frogdesk.models.spec import parse_filename, parse_spec
 from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError
@@ -15,6 +14,7 @@ from frogdesk.core.reviewing import (
     SessionReview,
     apply_checked,
     load_review,
+    session_store,
     show_review,
     stale_review_error,
     stale_since_review,
@@ -23,14 +23,12 @@ from frogdesk.core.reviewing import (
 from frogdesk.errors import describe_os_error
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.paths import AppPaths
-from frogdesk.review.decisions import save_decisions
 from frogdesk.review.edited import shown_hunks
-from frogdesk.review.fsops import UnsafePath
-from frogdesk.review.gitcmd import GitError
+from frogdesk.review.errors import UnsafePath
 from frogdesk.review.model import FileChange
-from frogdesk.review.show import detail_lines, file_facts, hunk_json, ignored_note
-from frogdesk.review.user_changes import USER_CHANGED_NOTE
-from frogdesk.sessions.store import SessionNotFoundError, SessionStore
+from frogdesk.review.show import USER_CHANGED_NOTE, detail_lines, hunk_json, ignored_note
+from frogdesk.sessions.errors import SessionNotFoundError
+from frogdesk.worktree.errors import GitError
 
 
 def register(sub: Any) -> None:
@@ -60,14 +58,12 @@ def register(sub: Any) -> None:
     undo.set_defaults(func=undo_main)
 
 
-def _store() -> SessionStore:
-    return SessionStore(AppPaths.default().sessions_dir)
-
-
 def _load(session_id: str, *, shown: bool = False) -> SessionReview:
     """The session's review; `shown`: recorded as what the user is shown (see show_review)."""
     try:
-        return (show_review if shown else load_review)(_store(), session_id)
+        return (show_review if shown else load_review)(
+            session_store(AppPaths.default()), session_id
+        )
     except SessionNotFoundError:
         raise UserError(f"no session {session_id!r} (see `frogdesk sessions`)") from None
     except WorktreeGoneError as exc:
@@ -89,7 +85,7 @@ def review_main(args: argparse.Namespace) -> int:
     loaded = _load(args.session, shown=True)
     decisions = loaded.decisions
     flagged = loaded.user_changed
-    facts = file_facts(Path(loaded.record.worktree), loaded.diff)
+    facts = loaded.file_facts()
     shown = shown_hunks(loaded.diff, decisions)  # an edited hunk as apply will write it
     if args.json:
         payload = {
@@ -185,9 +181,8 @@ def apply_main(args: argparse.Namespace) -> int:
         raise UserError("nothing to apply")
     if _refused(loaded, ids, scope):
         return 1  # checked before the approvals are saved: nothing unreviewed is marked approved
-    loaded.decisions.decide(ids, "approved")
     try:
-        save_decisions(loaded.session_dir, loaded.decisions)
+        loaded.approve(ids)
         result = apply_checked(
             loaded,
             ids,
@@ -211,7 +206,7 @@ def apply_main(args: argparse.Namespace) -> int:
 
 def undo_main(args: argparse.Namespace) -> int:
     """Undo the latest apply; exit 1 with a report when a file changed since."""
-    store = _store()
+    store = session_store(AppPaths.default())
     session_id: str | None = None
     if args.session:
         try:

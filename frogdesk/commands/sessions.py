@@ -25,7 +25,7 @@ from frogdesk.core.workbench import CoreSession, CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import hub_token
-from frogdesk.models.hub_http import RetryPolicy
+from frogdesk.models.retry import RetryPolicy
 from frogdesk.review.records import apply_state
 from frogdesk.sessions.active import shown_status
 from frogdesk.sessions.store import DAMAGED_LINES_FILE

@@ -5,20 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.common import UserError, load_settings
+from frogdesk.core.tool_call import run_tool_call
 from frogdesk.engine.chat import ToolCall
 from frogdesk.inert import inert_text
 from frogdesk.leaf.errors import ToolInfrastructureError
-from frogdesk.leaf.runner import ToolRunner
 from frogdesk.sandbox.errors import SandboxError
-from frogdesk.sandbox.levels import choose_shell, confined_shell
-from frogdesk.sandbox.shells.protocol import Shell
-from frogdesk.worktree.checkout import load_worktree
 from frogdesk.worktree.errors import WorktreeError
 
 
@@ -77,22 +73,6 @@ def read_request(text: str) -> ToolRequest:
     )
 
 
-def session_shell(workdir: Path, requested: str, private_dir: Path) -> Shell:
-    """The shell the agent would get in `workdir`: the session's own for a FrogDesk worktree.
-
-    Any other folder gets the same isolation level with `workdir` as the only writable
-    place (HOME and tmp under `private_dir`); the user typed the command, so it runs
-    without an approval gate at every level.
-    """
-    try:
-        worktree = load_worktree(workdir.parent, workdir.name)
-    except Exception:
-        worktree = None
-    if worktree is not None:
-        return choose_shell(requested, worktree=worktree).shell
-    return confined_shell(requested, workdir, private_dir=private_dir).shell
-
-
 def main(args: argparse.Namespace) -> int:
     """Run the call; exit 0 when the tool succeeded, 1 when the observation is an error."""
     settings = load_settings(args)
@@ -104,20 +84,10 @@ def main(args: argparse.Namespace) -> int:
     workdir = given.expanduser().resolve()
     if not workdir.is_dir():
         raise UserError(f"{given} is not a folder")
-    call = request.call
-    with tempfile.TemporaryDirectory(
-        prefix="frogdesk-tool-", ignore_cleanup_errors=True
-    ) as private:
-        shell: Shell | None = None
-        if call.name == "Bash":
-            try:
-                shell = session_shell(workdir, args.sandbox or settings.sandbox, Path(private))
-            except (SandboxError, WorktreeError) as exc:
-                raise UserError(str(exc)) from None
-        try:
-            outcome = ToolRunner(workdir, shell).run(call)
-        except ToolInfrastructureError as exc:
-            raise UserError(str(exc)) from None
+    try:
+        outcome = run_tool_call(request.call, workdir, args.sandbox or settings.sandbox)
+    except (SandboxError, WorktreeError, ToolInfrastructureError) as exc:
+        raise UserError(str(exc)) from None
     # Like Leaf's runner, nothing is added: a pipe gets the model's exact bytes; a terminal
     # gets them inert, so a file's escape sequences cannot drive it.
     sys.stdout.write(

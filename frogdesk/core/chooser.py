@@ -12,15 +12,19 @@ from pathlib import Path
 from frogdesk.config import Settings
 from frogdesk.core.last_model import remembered
 from frogdesk.core.model_ops import drift_result, fit_context
-from frogdesk.models.catalog import CatalogRow, local_rows, repo_rows
-from frogdesk.models.download import ProgressCallback, download_limits
+from frogdesk.models.catalog import local_rows, repo_rows
+from frogdesk.models.catalog_row import CatalogRow
+from frogdesk.models.download import download_limits
 from frogdesk.models.errors import ModelError
-from frogdesk.models.hub import RepoListing, hub_token, list_repo, resolve_endpoint
-from frogdesk.models.hub_http import NO_RETRY, RetryPolicy
-from frogdesk.models.local import LocalModel, all_local, hf_cache_dir
+from frogdesk.models.hub import hub_token, list_repo, resolve_endpoint
+from frogdesk.models.listing import RepoListing
+from frogdesk.models.local import all_local, hf_cache_dir
+from frogdesk.models.local_model import LocalModel
 from frogdesk.models.migrate import migrate_repo
+from frogdesk.models.progress import ProgressCallback
 from frogdesk.models.pull import pull
 from frogdesk.models.resolve import find_local
+from frogdesk.models.retry import NO_RETRY, RetryPolicy
 from frogdesk.models.spec import ModelSpec, parse_spec
 from frogdesk.models.system_memory import available_memory
 from frogdesk.paths import AppPaths

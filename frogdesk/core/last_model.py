@@ -14,7 +14,7 @@ from pathlib import Path
 from frogdesk import config
 from frogdesk.config import DEFAULT_MODEL, Settings
 from frogdesk.durable import atomic_write_text
-from frogdesk.models.local import LocalModel
+from frogdesk.models.local_model import LocalModel
 from frogdesk.models.spec import parse_filename
 from frogdesk.paths import AppPaths
 

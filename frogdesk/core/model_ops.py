@@ -10,8 +10,8 @@ from typing import Any
 from frogdesk.config import Settings
 from frogdesk.engine.backends import make_backend
 from frogdesk.engine.chat import Backend
-from frogdesk.models.catalog import CatalogRow
-from frogdesk.models.download import Progress
+from frogdesk.models.catalog_row import CatalogRow
+from frogdesk.models.progress import Progress
 from frogdesk.quantcheck.files import latest_result
 from frogdesk.sizes import human_bytes
 

@@ -13,7 +13,7 @@ from frogdesk.core.history import HistoryItem
 from frogdesk.core.reviewing import SessionReview
 from frogdesk.engine.chat import BackendInfo
 from frogdesk.leaf.events import LoopEvent
-from frogdesk.models.move_cost import SwitchPlan
+from frogdesk.models.switch_plan import SwitchPlan
 from frogdesk.review.apply import ApplyResult
 from frogdesk.review.decisions import HunkDecisions
 from frogdesk.review.undo import UndoResult

@@ -9,12 +9,16 @@ from typing import Literal
 
 from frogdesk.core.errors import StaleReviewError, WorktreeGoneError
 from frogdesk.inert import inert_line
+from frogdesk.paths import AppPaths
 from frogdesk.review.apply import ApplyResult, apply_hunks
-from frogdesk.review.decisions import HunkDecisions, load_decisions
+from frogdesk.review.decisions import HunkDecisions
+from frogdesk.review.decisions_store import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
+from frogdesk.review.facts import file_facts
 from frogdesk.review.model import SessionDiff
 from frogdesk.review.reviewed import STALE_NOTE, load_reviewed, save_reviewed
-from frogdesk.review.show import applied_lines
+from frogdesk.review.show import FileFacts, applied_lines
+from frogdesk.review.transaction import recover_all
 from frogdesk.review.undo import UndoResult, latest_record, undo_apply
 from frogdesk.review.user_changes import load_user_changes
 from frogdesk.sessions.record import SessionRecord
@@ -36,6 +40,26 @@ class SessionReview:
     """The approvals, rejections and edits saved so far."""
     user_changed: set[str]
     """Repository paths the user changed while the session ran."""
+
+    def file_facts(self) -> dict[str, FileFacts]:
+        """Each changed file's symlink targets and blob sizes, read from the worktree (blocking)."""
+        return file_facts(Path(self.record.worktree), self.diff)
+
+    def approve(self, hunk_ids: Collection[str]) -> None:
+        """Mark the hunks approved and save the decisions (atomically) in the session folder."""
+        self.decisions.decide(hunk_ids, "approved")
+        save_decisions(self.session_dir, self.decisions)
+
+
+def recover_interrupted(paths: AppPaths) -> list[str]:
+    """Finish or revert every apply or undo a crash cut short (each command's first step);
+    one line for each, saying what was done."""
+    return [inert_line(done.describe()) for done in recover_all(paths.sessions_dir)]
+
+
+def session_store(paths: AppPaths) -> SessionStore:
+    """The sessions stored under `paths`, for the functions here that take a store."""
+    return SessionStore(paths.sessions_dir)
 
 
 def load_review(store: SessionStore, session_id: str) -> SessionReview:
@@ -121,7 +145,7 @@ def _list_applied(
 ) -> None:
     """Show the hunks an apply with no review wrote: what it prints is what it wrote."""
     show(f"applied, with no review before (`frogdesk undo {review.record.id}` reverts it):")
-    for line in applied_lines(Path(review.record.worktree), review.diff, set(hunk_ids)):
+    for line in applied_lines(review.diff, set(hunk_ids), review.file_facts()):
         show(line)
 
 

@@ -31,17 +31,20 @@ from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.openai.errors import EndpointError
 from frogdesk.engine.registry import kind_of, watch_prefill
 from frogdesk.leaf.events import LoopEvent
-from frogdesk.models.download import ProgressCallback
-from frogdesk.models.hub_http import NO_RETRY, RetryPolicy
-from frogdesk.models.move_cost import SwitchPlan, plan_switch
+from frogdesk.models.move_cost import plan_switch
+from frogdesk.models.progress import ProgressCallback
+from frogdesk.models.retry import NO_RETRY, RetryPolicy
+from frogdesk.models.switch_plan import SwitchPlan
 from frogdesk.paths import AppPaths
 from frogdesk.review.apply import ApplyResult
-from frogdesk.review.decisions import HunkDecisions, save_decisions
+from frogdesk.review.decisions import HunkDecisions
+from frogdesk.review.decisions_store import save_decisions
 from frogdesk.review.records import apply_state
 from frogdesk.review.undo import UndoResult
 from frogdesk.sandbox.levels import detect
 from frogdesk.sandbox.tool_report import toolchain_summary
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
+from frogdesk.sessions.errors import SessionNotFoundError
 from frogdesk.sessions.move import ModelSwitch, measured_prefill_rate
 from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.parts import BackendFactory, default_backend
@@ -49,7 +52,7 @@ from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import SentBack, SessionBusyError
 from frogdesk.sessions.service import SessionOutcome, SessionService
-from frogdesk.sessions.store import TRANSCRIPT_FILE, DamagedSession, SessionNotFoundError
+from frogdesk.sessions.store import TRANSCRIPT_FILE, DamagedSession
 
 
 def session_spec(

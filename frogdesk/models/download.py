@@ -12,7 +12,6 @@ import shutil
 import threading
 import time
 import urllib.error
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,30 +19,20 @@ from typing import Any
 from frogdesk.config import Settings
 from frogdesk.durable import publish
 from frogdesk.errors import DiskFullError
-from frogdesk.models.errors import ModelError
+from frogdesk.models.errors import (
+    ChecksumError,
+    DownloadCancelled,
+    DownloadError,
+    DownloadStalled,
+)
 from frogdesk.models.hub_http import RequestDeadline, open_url
+from frogdesk.models.progress import Progress, ProgressCallback
 from frogdesk.sizes import human_bytes
 
 __all__ = ["DiskFullError"]  # raised here for a full disk; the partial file is deleted
 
 CHUNK = 1 << 20
 _DISK_FULL = {errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
-
-
-class DownloadError(ModelError):
-    """The download stopped; what was received is kept in the .partial file to resume from."""
-
-
-class ChecksumError(DownloadError):
-    """The received bytes do not match the Hub's sha256; they were deleted."""
-
-
-class DownloadCancelled(DownloadError):
-    """The user cancelled; the partial file is kept for a later resume."""
-
-
-class DownloadStalled(DownloadError):
-    """Too slow or past the deadline; the partial file is kept for a later resume."""
 
 
 @dataclass(frozen=True)
@@ -58,23 +47,6 @@ class DownloadLimits:
     """Seconds over which `min_rate` is judged (and the longest wait for one read)."""
     timeout: float = 30.0
     """Seconds to wait for the connection and for each read."""
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Where a download stands, for a progress line or bar."""
-
-    file: str
-    done: int
-    total: int
-    rate: float
-    """Bytes per second over this run (resumed bytes excluded)."""
-    eta: float | None
-    """Seconds left at that rate; None before the rate is known."""
-    resumed_from: int = 0
-
-
-ProgressCallback = Callable[[Progress], None]
 
 
 @dataclass(frozen=True)

@@ -9,36 +9,18 @@ import json
 import socket
 import ssl
 import threading
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
-from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, Any
 from urllib.parse import urljoin, urlsplit
 
-from frogdesk.models.errors import ModelError
+from frogdesk.models.errors import HubRequestError
 from frogdesk.sizes import memory_size
 
 MAX_JSON_BYTES = 32 << 20
 """Largest API reply read whole (a listing page of a huge repo is a few MB)."""
 _NO_ROUTE = {errno.ENETUNREACH, errno.EHOSTUNREACH, errno.EADDRNOTAVAIL, errno.ENETDOWN}
-
-
-class HubRequestError(ModelError):
-    """A Hub request failed; `lasting` says whether trying again soon can help."""
-
-    def __init__(self, message: str, *, lasting: bool, status: int = 0, code: str = "") -> None:
-        super().__init__(message)
-        self.lasting = lasting
-        self.status = status
-        self.code = code
-        """The Hub's X-Error-Code header (RepoNotFound, GatedRepo, RevisionNotFound)."""
-
-
-class HubCancelled(ModelError):
-    """The user cancelled while waiting to try the Hub again."""
 
 
 def origin(url: str) -> tuple[str, str]:
@@ -267,31 +249,3 @@ def next_page(headers: Any, current: str) -> str | None:
                 )
             return str(url)
     return None
-
-
-WaitCallback = Callable[[int, int, str], None]
-"""(seconds left before the next try, the try about to be made, why) for a visible countdown."""
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How transient failures (timeouts, 5xx) are retried; lasting ones never are."""
-
-    waits: tuple[float, ...] = (2.0, 4.0, 8.0)
-    on_wait: WaitCallback | None = None
-    cancel: threading.Event | None = None
-
-    def wait(self, index: int, reason: str) -> None:
-        """Count down the index-th wait, one report per second; HubCancelled if cancelled."""
-        deadline = time.monotonic() + self.waits[index]
-        while (left := deadline - time.monotonic()) > 0:
-            if self.on_wait is not None:
-                self.on_wait(int(left + 0.999), index + 2, reason)
-            if self.cancel is not None and self.cancel.wait(min(left, 1.0)):
-                raise HubCancelled(f"cancelled while waiting to try again ({reason})")
-            if self.cancel is None:
-                time.sleep(min(left, 1.0))
-
-
-NO_RETRY = RetryPolicy(waits=())
-"""One attempt only."""

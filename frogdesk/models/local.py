@@ -5,43 +5,15 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from frogdesk.durable import publish
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import missing_model_line, split_parts
-from frogdesk.models.spec import GgufName, group_files
+from frogdesk.models.local_model import LocalModel, Source
+from frogdesk.models.spec import group_files
 
-Source = Literal["frogdesk", "hf-cache", "imported"]
 IMPORTED = "imported"
-
-
-@dataclass(frozen=True)
-class LocalModel:
-    """One model on disk (all parts of a split model together)."""
-
-    repo: str
-    """OWNER/NAME it came from; empty for an imported file."""
-    name: GgufName
-    parts: tuple[Path, ...]
-    source: Source
-
-    @property
-    def path(self) -> Path:
-        """The file to load (the first part of a split model)."""
-        return self.parts[0]
-
-    @property
-    def size(self) -> int:
-        """Bytes on disk of every part (following links)."""
-        return sum(p.stat().st_size for p in self.parts if p.exists())
-
-    @property
-    def complete(self) -> bool:
-        """Every split part is present."""
-        return len(self.parts) == self.name.split_count
 
 
 def hf_cache_dir() -> Path:

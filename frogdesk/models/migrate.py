@@ -9,7 +9,7 @@ from pathlib import Path
 
 from frogdesk.durable import publish
 from frogdesk.models.hf_cache import blob_path, link_snapshot, snapshot_path, write_ref
-from frogdesk.models.hub import RepoListing
+from frogdesk.models.listing import RepoListing
 from frogdesk.models.names import inside, name_problem
 from frogdesk.models.pull import object_id
 

@@ -2,39 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-
 from frogdesk.config import Settings
 from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
-from frogdesk.models.model_warnings import ModelFacts, ModelWarning, warnings_for
+from frogdesk.models.model_warnings import ModelFacts, warnings_for
 from frogdesk.models.resolve import resolve_local
 from frogdesk.models.spec import parse_filename, parse_spec
+from frogdesk.models.switch_plan import SwitchCost, SwitchPlan
 from frogdesk.paths import AppPaths
 from frogdesk.system import thread_count
 
 CPU_FLOPS_PER_CORE = 40e9
 """Assumed sustained prefill throughput of one CPU core (FLOP/s) when nothing was measured."""
-
-
-@dataclass(frozen=True)
-class SwitchCost:
-    """What switching costs, announced before it happens."""
-
-    tokens: int
-    """Tokens of the conversation the new model must evaluate from scratch."""
-    est_seconds: float
-    tokens_per_second: float
-    measured: bool
-    """The rate comes from a measured prefill rather than a guess from the model's size."""
-
-    def describe(self) -> str:
-        """One line for the user."""
-        how = "measured" if self.measured else "estimated"
-        return (
-            f"switching re-reads {self.tokens:,} tokens: about {self.est_seconds:.0f} s "
-            f"at {self.tokens_per_second:,.0f} tokens/s ({how})"
-        )
 
 
 def guess_prefill_rate(info: GgufInfo, threads: int = 0) -> float:
@@ -57,17 +35,6 @@ def switch_cost(
     rate = prefill_tokens_per_second if measured else guess_prefill_rate(model_info, threads)
     assert rate is not None
     return SwitchCost(messages_tokens, messages_tokens / rate, rate, measured)
-
-
-@dataclass(frozen=True)
-class SwitchPlan:
-    """Everything to announce before a session moves to another model: file, cost, warnings."""
-
-    spec: str
-    path: Path
-    info: GgufInfo
-    cost: SwitchCost
-    warnings: tuple[ModelWarning, ...]
 
 
 def plan_switch(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.inert import inert_line
-from frogdesk.models.download import DownloadLimits, Expected, ProgressCallback, download
+from frogdesk.models.download import DownloadLimits, Expected, download
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hf_cache import (
     blob_path,
@@ -17,7 +17,9 @@ from frogdesk.models.hf_cache import (
     snapshot_path,
     write_ref,
 )
-from frogdesk.models.hub import HubFile, RepoListing, offline_requested, resolve_url
+from frogdesk.models.hub import offline_requested, resolve_url
+from frogdesk.models.listing import HubFile, RepoListing
+from frogdesk.models.progress import ProgressCallback
 from frogdesk.models.spec import ModelGroup, ModelSpec, group_files, pick_group
 
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hf_cache import remove_files
-from frogdesk.models.local import LocalModel, all_local
+from frogdesk.models.local import all_local
+from frogdesk.models.local_model import LocalModel
 from frogdesk.models.spec import ModelGroup, ModelSpec, pick_group
 
 

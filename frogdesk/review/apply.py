@@ -11,7 +11,8 @@ from pathlib import Path
 from frogdesk.errors import FrogDeskError
 from frogdesk.inert import inert_line
 from frogdesk.review.commit import plan_commit
-from frogdesk.review.fsops import UnsafePath, read_state
+from frogdesk.review.errors import UnsafePath
+from frogdesk.review.fsops import read_state
 from frogdesk.review.gitcmd import read_blobs
 from frogdesk.review.journal import Journal, load_journal, new_journal
 from frogdesk.review.merge import merge_states
@@ -26,9 +27,9 @@ from frogdesk.review.records import (
     save_record,
 )
 from frogdesk.review.refmove import HistoryOutcome
+from frogdesk.review.show import USER_CHANGED_NOTE
 from frogdesk.review.target import FilePlan, FileState, plan_file, ref_of
 from frogdesk.review.transaction import Outcome, finish_apply, plan_journal, run_transaction
-from frogdesk.review.user_changes import USER_CHANGED_NOTE
 
 
 class UnknownHunk(FrogDeskError, KeyError):

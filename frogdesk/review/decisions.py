@@ -1,4 +1,5 @@
-"""Per-hunk review decisions (approve, reject, edit), persisted as JSON in the session folder."""
+"""Per-hunk review decisions (approve, reject, edit) and their JSON form; decisions_store.py
+keeps them in the session folder."""
 
 from __future__ import annotations
 
@@ -8,12 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from frogdesk.durable import atomic_write_text
-from frogdesk.errors import FrogDeskError
 from frogdesk.review.model import SessionDiff, split_lines
 
 Decision = Literal["pending", "approved", "rejected"]
-DECISIONS_FILE = "decisions.json"
 
 
 @dataclass
@@ -129,24 +127,3 @@ def pending_note(count: int) -> str:
         return ""
     hunks = "hunk" if count == 1 else "hunks"
     return f"{count} pending {hunks} not applied (approve, then apply again)"
-
-
-def load_decisions(session_dir: Path) -> HunkDecisions:
-    """The session's decisions, or none yet."""
-    path = session_dir / DECISIONS_FILE
-    if not path.is_file():
-        return HunkDecisions(home=session_dir)
-    try:
-        decisions = HunkDecisions.from_json(path.read_text(encoding="utf-8"))
-    except ValueError as exc:  # bad JSON and undecodable bytes included
-        raise FrogDeskError(
-            f"{path} is damaged ({exc}); move it aside to review the session from no decisions"
-        ) from None
-    decisions.home = session_dir
-    return decisions
-
-
-def save_decisions(session_dir: Path, decisions: HunkDecisions) -> None:
-    """Write the decisions atomically."""
-    session_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(session_dir / DECISIONS_FILE, decisions.to_json())

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from frogdesk.review.decisions import HunkDecisions, save_decisions
+from frogdesk.review.decisions import HunkDecisions
+from frogdesk.review.decisions_store import save_decisions
 from frogdesk.review.fsops import read_state, tidy_scratch, write_states
 from frogdesk.review.gitcmd import read_blobs
 from frogdesk.review.model import SessionDiff

@@ -10,13 +10,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from frogdesk.errors import FrogDeskError
+from frogdesk.review.errors import UnsafePath
 from frogdesk.review.model import SYMLINK_MODE
 from frogdesk.review.target import FileState
-
-
-class UnsafePath(FrogDeskError):
-    """A path that apply and undo must never write: outside the repo, in `.git`, or via a symlink."""
 
 
 def check_path(root: Path, rel: str) -> Path:

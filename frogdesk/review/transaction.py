@@ -12,9 +12,9 @@ from typing import Literal
 
 from frogdesk.durable import fsync_dir
 from frogdesk.errors import FrogDeskError
+from frogdesk.review.errors import UnsafePath
 from frogdesk.review.faults import FaultPoints
 from frogdesk.review.fsops import (
-    UnsafePath,
     WriteReport,
     check_path,
     ensure_dirs,

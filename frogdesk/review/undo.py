@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.review.commit import plan_uncommit
-from frogdesk.review.fsops import UnsafePath, read_state
+from frogdesk.review.errors import UnsafePath
+from frogdesk.review.fsops import read_state
 from frogdesk.review.journal import new_journal
 from frogdesk.review.records import (
     APPLIES_DIR,

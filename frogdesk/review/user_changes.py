@@ -9,7 +9,6 @@ from pathlib import Path
 from frogdesk.durable import atomic_write_text
 
 USER_CHANGES_FILE = "user_changes.json"
-USER_CHANGED_NOTE = "you changed this file while the session ran"
 
 
 def load_user_changes(session_dir: Path) -> set[str]:

@@ -11,7 +11,8 @@ from frogdesk.engine.estimate import estimate_prompt_tokens
 from frogdesk.engine.registry import kind_of, reopened_like
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.schemas import tool_schemas
-from frogdesk.models.move_cost import SwitchPlan, plan_switch
+from frogdesk.models.move_cost import plan_switch
+from frogdesk.models.switch_plan import SwitchPlan
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
 from frogdesk.sessions.parts import BackendFactory

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frogdesk.engine.chat import Message
 from frogdesk.errors import FrogDeskError
-from frogdesk.review.decisions import load_decisions, save_decisions
+from frogdesk.review.decisions_store import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message, reset_to_reviewed
 from frogdesk.sessions.store import SessionStore

@@ -24,15 +24,12 @@ from frogdesk.leaf.records import (
     step_from_dict,
     step_to_dict,
 )
+from frogdesk.sessions.errors import SessionNotFoundError
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.staging import StagedSession, staging_path
 
 RECORD_FILE = "session.json"
 TRANSCRIPT_FILE = "transcript.jsonl"
-
-
-class SessionNotFoundError(FrogDeskError, LookupError):
-    """No session with that id (or unique id prefix)."""
 
 
 DAMAGED_LINES_FILE = "transcript.damaged.jsonl"

@@ -8,11 +8,8 @@ from pathlib import Path
 import pytest
 
 from frogdesk.leaf.events import LoopEvent, ToolStarted
-from frogdesk.review.user_changes import (
-    USER_CHANGED_NOTE,
-    load_user_changes,
-    record_user_changes,
-)
+from frogdesk.review.show import USER_CHANGED_NOTE
+from frogdesk.review.user_changes import load_user_changes, record_user_changes
 from frogdesk.sandbox.levels import detect
 from frogdesk.sessions.service import SessionSpec
 from tests.support.scripted import call, frogdesk, make_repo

@@ -7,9 +7,9 @@ import signal
 import sys
 from pathlib import Path
 
-from frogdesk.models.download import Progress
 from frogdesk.models.errors import ModelError
 from frogdesk.models.hub import list_repo
+from frogdesk.models.progress import Progress
 from frogdesk.models.pull import pull
 from frogdesk.models.spec import parse_spec
 

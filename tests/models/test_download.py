@@ -13,17 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.models.download import (
-    ChecksumError,
-    DownloadCancelled,
-    DownloadError,
-    Expected,
-    Progress,
-    download,
-)
+from frogdesk.models.download import Expected, download
+from frogdesk.models.errors import ChecksumError, DownloadCancelled, DownloadError
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.hf_cache import incomplete_path, lock_path
 from frogdesk.models.hub import list_repo, resolve_url
+from frogdesk.models.progress import Progress
 from frogdesk.models.pull import plan_pull, pull
 from frogdesk.models.spec import parse_spec
 from frogdesk.paths import AppPaths

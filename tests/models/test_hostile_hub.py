@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from frogdesk import cli
-from frogdesk.models.download import DownloadStalled
-from frogdesk.models.hub import HubFile, RepoListing, list_repo
+from frogdesk.models.errors import DownloadStalled
+from frogdesk.models.hub import list_repo
 from frogdesk.models.hub_http import SameOriginAuth
+from frogdesk.models.listing import HubFile, RepoListing
 from frogdesk.models.names import UnsafeName, name_problem
 from frogdesk.models.pull import pull
 from frogdesk.models.spec import parse_spec

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from frogdesk.models.errors import ModelError
-from frogdesk.models.hub import age_text, list_repo, resolve_endpoint
+from frogdesk.models.hub import list_repo, resolve_endpoint
+from frogdesk.models.listing import age_text
 from frogdesk.models.spec import group_files
 from frogdesk.paths import AppPaths
 from tests.support.hub_server import PREFIX, REPO, RunningHub

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from frogdesk import cli
-from frogdesk.models.download import DownloadLimits, DownloadStalled, Expected, download
-from frogdesk.models.errors import ModelError
+from frogdesk.models.download import DownloadLimits, Expected, download
+from frogdesk.models.errors import DownloadStalled, ModelError
 from frogdesk.models.hub import list_repo, resolve_url
 from frogdesk.paths import AppPaths
 from tests.support.hub_server import (

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from frogdesk import cli
-from frogdesk.models.errors import ModelError
+from frogdesk.models.errors import HubCancelled, ModelError
 from frogdesk.models.hub import list_repo
-from frogdesk.models.hub_http import HubCancelled, RetryPolicy
+from frogdesk.models.retry import RetryPolicy
 from frogdesk.paths import AppPaths
 from tests.support.hub_server import PREFIX, REPO, RunningHub
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.review.decisions import HunkDecisions, load_decisions, save_decisions
+from frogdesk.review.decisions import HunkDecisions
+from frogdesk.review.decisions_store import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message, reset_to_reviewed
 from tests.support.review_helpers import MakeSession, git, repo_fingerprint

@@ -9,7 +9,7 @@ import pytest
 
 from frogdesk.cli import main
 from frogdesk.paths import AppPaths
-from frogdesk.review.decisions import load_decisions, save_decisions
+from frogdesk.review.decisions_store import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.edited import diff_lines, with_new_side
 from frogdesk.review.model import apply_text_hunks

@@ -15,7 +15,7 @@ import pytest
 
 from frogdesk.cli import main
 from frogdesk.paths import AppPaths
-from frogdesk.review.decisions import load_decisions, save_decisions
+from frogdesk.review.decisions_store import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message, reset_to_reviewed
 from frogdesk.sessions.store import SessionStore

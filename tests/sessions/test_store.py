@@ -8,8 +8,9 @@ import pytest
 
 from frogdesk.engine.chat import Message, ToolCall, Usage
 from frogdesk.leaf.records import Observation, StepRecord
+from frogdesk.sessions.errors import SessionNotFoundError
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.store import SessionNotFoundError, SessionStore
+from frogdesk.sessions.store import SessionStore
 
 
 def record(session_id: str, created: float = 0.0) -> SessionRecord:

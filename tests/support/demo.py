@@ -12,7 +12,7 @@ from frogdesk.leaf.events import (
     ToolStarted,
 )
 from frogdesk.models.catalog import repo_rows
-from frogdesk.models.hub import HubFile, RepoListing
+from frogdesk.models.listing import HubFile, RepoListing
 from frogdesk.models.system_memory import MemoryAvailable
 from frogdesk.tui.screens.setup import ListingReady
 

@@ -16,7 +16,7 @@ from frogdesk.core.last_model import remember, remembered, state_file
 from frogdesk.evals.results import RAN, AttemptRecord, RunResult, TaskResult
 from frogdesk.evals.store import EvalStore
 from frogdesk.models.local import import_model
-from frogdesk.models.move_cost import SwitchPlan
+from frogdesk.models.switch_plan import SwitchPlan
 from frogdesk.paths import AppPaths
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.quant import QuantSwitchScreen

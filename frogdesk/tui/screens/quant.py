@@ -23,11 +23,11 @@ from frogdesk.core.chooser import local_choices, pull_row, remote_choices, sessi
 from frogdesk.core.last_model import remember
 from frogdesk.core.model_ops import progress_line
 from frogdesk.evals.shown import beside_drift
-from frogdesk.models.download import DownloadCancelled, Progress
-from frogdesk.models.errors import ModelError
+from frogdesk.models.errors import DownloadCancelled, ModelError
 from frogdesk.models.hub import hub_token
-from frogdesk.models.hub_http import RetryPolicy
+from frogdesk.models.progress import Progress
 from frogdesk.models.resolve import check_loadable
+from frogdesk.models.retry import RetryPolicy
 from frogdesk.paths import AppPaths
 from frogdesk.sizes import human_bytes
 from frogdesk.tui.untrusted import plain_block
@@ -36,10 +36,10 @@ from frogdesk.tui.workers import ShowsWorkerErrors
 
 if TYPE_CHECKING:
     from frogdesk.core.chooser import LocalChoices, RemoteChoices
-    from frogdesk.models.catalog import CatalogRow
-    from frogdesk.models.hub import RepoListing
-    from frogdesk.models.local import LocalModel
-    from frogdesk.models.move_cost import SwitchPlan
+    from frogdesk.models.catalog_row import CatalogRow
+    from frogdesk.models.listing import RepoListing
+    from frogdesk.models.local_model import LocalModel
+    from frogdesk.models.switch_plan import SwitchPlan
 
 PriceSwitch = Callable[[Path], "SwitchPlan"]
 """Prices moving the session to the model at a path (the core's `price_switch`; blocking)."""

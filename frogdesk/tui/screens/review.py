@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import ClassVar, Literal
 
 from textual import on, work
@@ -22,13 +21,13 @@ from frogdesk.inert import inert_text
 from frogdesk.review.decisions import HunkDecisions, pending_note
 from frogdesk.review.edited import shown_hunks
 from frogdesk.review.model import SessionDiff
-from frogdesk.review.show import FileFacts, file_facts, ignored_note
+from frogdesk.review.show import FileFacts, ignored_note
 from frogdesk.tui.bindings import review_bindings
 from frogdesk.tui.themes import diff_colours, frog_themes
 from frogdesk.tui.untrusted import plain_line
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.hunk_view import HunkView
-from frogdesk.tui.workers import ShowsWorkerErrors
+from frogdesk.tui.workers import ShowsWorkerErrors, error_words
 
 REVIEW_FOOTER_FIRST = ("apply", "undo", "send_back", "approve_hunk", "reject_hunk")
 """The review's footer keys by importance: a narrow footer keeps these before the others."""
@@ -185,10 +184,10 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
     def _load(self) -> None:
         try:
             review = self.workbench.review(self.session_id)
-            facts = file_facts(Path(review.record.worktree), review.diff)
+            facts = review.file_facts()
         except Exception as exc:
             self.post_message(
-                ReviewDone(f"Could not compute the diff: {type(exc).__name__}: {exc}", False, {})
+                ReviewDone(f"Could not compute the diff: {error_words(exc)}", False, {})
             )
             return
         self.post_message(DiffLoaded(review, facts))
@@ -360,7 +359,7 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
         try:
             result = self.workbench.apply(review, approved, self.decisions)
         except Exception as exc:
-            self.post_message(ReviewDone(f"Apply failed: {type(exc).__name__}: {exc}", False, {}))
+            self.post_message(ReviewDone(f"Apply failed: {error_words(exc)}", False, {}))
             return
         conflicts = {hunk_id: c.reason for c in result.conflicts for hunk_id in c.hunk_ids}
         report = result.report()
@@ -381,7 +380,7 @@ class ReviewScreen(ShowsWorkerErrors, Screen[ReviewOutcome]):
         try:
             result = self.workbench.undo(self.session_id)
         except Exception as exc:
-            self.post_message(ReviewDone(f"Undo failed: {type(exc).__name__}: {exc}", False, {}))
+            self.post_message(ReviewDone(f"Undo failed: {error_words(exc)}", False, {}))
             return
         if result is None:
             self.post_message(ReviewDone("Nothing to undo.", False, {}))

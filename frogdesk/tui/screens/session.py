@@ -28,7 +28,7 @@ from frogdesk.leaf.events import (
     ToolFinished,
 )
 from frogdesk.leaf.records import add_drafts
-from frogdesk.models.move_cost import SwitchPlan
+from frogdesk.models.switch_plan import SwitchPlan
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import sent_back_words
 from frogdesk.tui.bindings import session_bindings
@@ -45,7 +45,7 @@ from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.prompt_input import PromptInput
 from frogdesk.tui.widgets.queued import QueuedMessages
 from frogdesk.tui.widgets.status_bar import StatusBar, draft_fields, short_model
-from frogdesk.tui.workers import ShowsWorkerErrors
+from frogdesk.tui.workers import ShowsWorkerErrors, error_words
 
 FRAME_SECONDS = 1 / 15
 """Streamed tokens reach the screen at most this often: faster than a 4B model decodes on a
@@ -189,7 +189,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         try:
             session = self.workbench.new_session(task, self)
         except Exception as exc:  # shown to the user by the WorkFailed handler
-            self.post_message(WorkFailed("opening the session", f"{type(exc).__name__}: {exc}"))
+            self.post_message(WorkFailed("opening the session", error_words(exc)))
             return
         tools = session.toolchain()
         if tools:
@@ -246,7 +246,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
                 session.run(prompt, cancel, emit)
             changed = session.changed_files()
         except Exception as exc:
-            self.post_message(WorkFailed("running the model", f"{type(exc).__name__}: {exc}"))
+            self.post_message(WorkFailed("running the model", error_words(exc)))
             return
         finally:
             self.workbench.watch_prefill(None)
@@ -464,7 +464,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         try:
             session = self.workbench.send_back(session_id, comment, self)
         except Exception as exc:
-            self.post_message(WorkFailed("sending the review back", f"{type(exc).__name__}: {exc}"))
+            self.post_message(WorkFailed("sending the review back", error_words(exc)))
             return
         self.cancel = threading.Event()
         self.post_message(SessionOpened(session, ""))
@@ -493,7 +493,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             session = self.workbench.open_session(session_id, self)
             history = list(session.history())
         except Exception as exc:
-            self.post_message(WorkFailed("opening the session", f"{type(exc).__name__}: {exc}"))
+            self.post_message(WorkFailed("opening the session", error_words(exc)))
             return
         self.post_message(SessionOpened(session, "", run=False, history=history))
 
@@ -537,7 +537,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         try:
             info = self.workbench.switch_model(path, session_id, self.cancel, progress)
         except Exception as exc:
-            self.post_message(WorkFailed(f"loading {path.name}", f"{type(exc).__name__}: {exc}"))
+            self.post_message(WorkFailed(f"loading {path.name}", error_words(exc)))
             return
         self.post_message(QuantSwitched(info))
 

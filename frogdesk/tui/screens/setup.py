@@ -23,11 +23,12 @@ from frogdesk.core.last_model import model_pinned, remember, remembered
 from frogdesk.core.model_ops import load_backend, progress_line
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.evals.shown import beside_drift
-from frogdesk.models.download import DownloadCancelled, Progress
-from frogdesk.models.errors import ModelError
-from frogdesk.models.hub import hub_token, source_line
-from frogdesk.models.hub_http import RetryPolicy
+from frogdesk.models.errors import DownloadCancelled, ModelError
+from frogdesk.models.hub import hub_token
+from frogdesk.models.listing import source_line
+from frogdesk.models.progress import Progress
 from frogdesk.models.resolve import check_loadable, resolve_local
+from frogdesk.models.retry import RetryPolicy
 from frogdesk.models.spec import parse_spec
 from frogdesk.paths import AppPaths
 from frogdesk.sizes import human_bytes
@@ -35,12 +36,12 @@ from frogdesk.tui.messages import WorkbenchReady
 from frogdesk.tui.untrusted import plain_block
 from frogdesk.tui.widgets.fitting_footer import FittingFooter
 from frogdesk.tui.widgets.model_rows import PATH_PLACEHOLDER, fill_table, warnings_text
-from frogdesk.tui.workers import ShowsWorkerErrors
+from frogdesk.tui.workers import ShowsWorkerErrors, error_words
 
 if TYPE_CHECKING:
     from frogdesk.engine.chat import Backend
-    from frogdesk.models.catalog import CatalogRow
-    from frogdesk.models.hub import RepoListing
+    from frogdesk.models.catalog_row import CatalogRow
+    from frogdesk.models.listing import RepoListing
 
 DEFAULT_QUANT = "Q4_K_M"
 
@@ -359,9 +360,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             backend = load_backend(self.settings, path, progress=progress)
         except Exception as exc:  # any load failure is shown; the user can pick another file
             self.post_message(
-                SetupFailed(
-                    f"Could not load {path.name}: {type(exc).__name__}: {exc}", offline=True
-                )
+                SetupFailed(f"Could not load {path.name}: {error_words(exc)}", offline=True)
             )
             return
         self.post_message(BackendReady(backend))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import DataTable
 
-from frogdesk.models.catalog import CatalogRow
+from frogdesk.models.catalog_row import CatalogRow
 from frogdesk.sizes import human_bytes
 from frogdesk.tui.untrusted import plain_block, plain_cell
 
