@@ -50,6 +50,7 @@ def app_bindings() -> list[BindingType]:
             "command_palette",
             "Commands",
             id="palette",
+            show=False,  # the footer shows it once, docked at the right
             priority=True,
             tooltip="Search every action by name or description",
         ),

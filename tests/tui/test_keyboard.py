@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, Static
+from textual.widgets import Footer, Input, Static
+from textual.widgets._footer import FooterKey
 
 from frogdesk.config import Settings
 from frogdesk.core.status import ending_words
@@ -278,6 +279,17 @@ async def test_the_palette_lists_each_action_once_and_searches_descriptions() ->
         assert found == ["New"]
         found = [str(hit.match_display) async for hit in provider.search("revi")]
         assert found[0] == "Review"  # a name match still ranks first
+
+
+async def test_the_footer_shows_each_key_once() -> None:
+    app, _ = make_app(ReplaySession(RECORD, []))
+    async with app.run_test(size=SIZE) as pilot:
+        footer = app.screen.query_one(Footer)
+        await wait_for(pilot, lambda: bool(footer.query(FooterKey)), "the footer")
+        await pilot.pause()
+        shown = [k.key for k in footer.query(FooterKey) if k.display]
+        assert shown.count("ctrl+p") == 1, shown  # the palette key, docked at the right
+        assert len(shown) == len(set(shown)), shown
 
 
 async def test_help_lists_the_apps_keys_first_and_text_editing_last() -> None:
