@@ -185,13 +185,22 @@ class FrogDeskApp(App[None]):
             return not (selecting_in(self.screen.focused) or self.screen.get_selected_text())
         return True
 
-    def busy(self) -> bool:
-        """Whether the model or a command runs in a session screen (quitting would stop it)."""
-        return any(isinstance(s, SessionScreen) and s.running for s in self.screen_stack)
+    def busy(self) -> str:
+        """What quitting now would stop, in words ("" when nothing runs): the model or a
+        command, attempts, a model loading, a download. Each screen says its own
+        (`busy_with`); the screen on top is asked first."""
+        for screen in reversed(self.screen_stack):
+            busy_with = getattr(screen, "busy_with", None)
+            words = busy_with() if callable(busy_with) else ""
+            if words:
+                return str(words)
+        return ""
 
     async def action_quit(self) -> None:
-        """Quit; while the model or a command runs, ask first (a second Ctrl+Q says yes)."""
-        if not self.busy():
+        """Quit; while something runs that quitting would stop, ask first (a second Ctrl+Q
+        says yes)."""
+        busy = self.busy()
+        if not busy:
             self.exit()
             return
         if isinstance(self.screen, QuitQuestion):
@@ -202,7 +211,7 @@ class FrogDeskApp(App[None]):
             if yes:
                 self.exit()
 
-        self.push_screen(QuitQuestion(), answered)
+        self.push_screen(QuitQuestion(busy), answered)
 
     async def action_interrupt(self) -> None:
         """Ctrl+C: stop what the session runs; with nothing running, twice quits."""
@@ -279,7 +288,7 @@ class FrogDeskApp(App[None]):
 
 
 class QuitQuestion(ConfirmScreen):
-    """Asked by Ctrl+Q while the model or a command runs."""
+    """Asked by Ctrl+Q while something runs that quitting would stop."""
 
-    def __init__(self) -> None:
-        super().__init__("The model or a command is running. Quit anyway? The run stops.")
+    def __init__(self, busy: str = "The model or a command is running") -> None:
+        super().__init__(f"{busy}. Quit anyway? It stops.")

@@ -180,6 +180,8 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
         self.keep_others = True
         self.patches: dict[str, str] = {}
         self.progress = [f"attempt {i + 1}: starting" for i in range(request.n)]
+        self.running = False
+        """The attempts' worker is running."""
 
     def compose(self) -> ComposeResult:
         """A header line and one card per attempt."""
@@ -199,8 +201,19 @@ class AttemptsScreen(ShowsWorkerErrors, Screen[AttemptChoice | None]):
         """Leaving stops attempts still running."""
         self.cancel.set()
 
+    def busy_with(self) -> str:
+        """What quitting would stop here, in words ("" when nothing)."""
+        return f"{self.request.n} attempts are running" if self.running else ""
+
     @work(thread=True, name="attempts", exit_on_error=False)
     def _run(self) -> None:
+        self.running = True
+        try:
+            self._run_attempts()
+        finally:
+            self.running = False
+
+    def _run_attempts(self) -> None:
         steps = [0] * self.request.n
 
         def on_event(index: int, event: LoopEvent) -> None:

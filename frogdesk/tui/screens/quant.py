@@ -220,6 +220,10 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
             return
         self._cost(path)
 
+    def busy_with(self) -> str:
+        """What quitting would stop here, in words ("" when nothing)."""
+        return f"{self.pulling} is downloading (it resumes next time)" if self.pulling else ""
+
     def _switch(self, path: Path) -> None:
         """Close on the confirmed model; it is remembered as this machine's last one."""
         remember(AppPaths.default(), path)

@@ -85,6 +85,8 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         self.buffer = EventBuffer()
         self.cancel = threading.Event()
         self.running = False
+        self.loading_model = ""
+        """The file a quant switch is loading ("" when none)."""
         self.last_exit: RunFinished | None = None
         self._generating = False
         self._speed_shown = 0.0
@@ -521,8 +523,23 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         model = self.session.record.model if self.session is not None else ""
         self.app.push_screen(QuantSwitchScreen(self.settings, price, model), chosen)
 
+    def busy_with(self) -> str:
+        """What quitting would stop here, in words ("" when nothing)."""
+        if self.running:
+            return "The model or a command is running"
+        if self.loading_model:
+            return f"{self.loading_model} is loading"
+        return ""
+
     @work(thread=True, name="switch-quant", exit_on_error=False)
     def _switch(self, path: Path, session_id: str | None) -> None:
+        self.loading_model = path.name
+        try:
+            self._load_switched(path, session_id)
+        finally:
+            self.loading_model = ""
+
+    def _load_switched(self, path: Path, session_id: str | None) -> None:
         self.cancel = threading.Event()
         shown = [-1]
 

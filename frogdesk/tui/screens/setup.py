@@ -179,6 +179,14 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
             self.start_note = last.gone_line()
             self.query_one("#picker-warnings", Static).update(plain_block(self.start_note))
 
+    def busy_with(self) -> str:
+        """What quitting would stop here, in words ("" when nothing)."""
+        if self.state == "downloading":
+            return "A download is running (it resumes next time)"
+        if self.state == "loading":
+            return "The model is loading"
+        return ""
+
     def _default_file(self) -> Path | None:
         try:
             return resolve_local(self.settings.model, self.settings)
