@@ -49,4 +49,5 @@ def main(args: argparse.Namespace) -> int:
         raise UserError(f"{repo}: no such directory")
     from frogdesk.tui.launch import run_tui  # loads textual: only when the TUI opens
 
-    return run_tui(repo, settings, config_path(args), script=script)
+    given = getattr(args, "model", None) is not None
+    return run_tui(repo, settings, config_path(args), script=script, model_given=given)

@@ -90,11 +90,16 @@ def remembered(paths: AppPaths) -> Remembered | None:
 
 
 def model_pinned(
-    settings: Settings, config_file: Path | None = None, environ: Mapping[str, str] | None = None
+    settings: Settings,
+    config_file: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+    *,
+    flag: bool = False,
 ) -> bool:
     """The settings name a model themselves (config file, FROGDESK_MODEL, --model): it wins
-    over the remembered one. There is no repository-level config file; the user's is read."""
-    if settings.model != DEFAULT_MODEL:
+    over the remembered one. There is no repository-level config file; the user's is read.
+    `flag`: --model was given (naming the default spec too is a choice)."""
+    if flag or settings.model != DEFAULT_MODEL:
         return True
     if "FROGDESK_MODEL" in (os.environ if environ is None else environ):
         return True

@@ -53,11 +53,13 @@ def repository_model(repo: Path) -> tuple[str | None, str]:
     return spec, f"{path} pins the model {spec}{ignored if others else ''}"
 
 
-def with_repository_model(settings: Settings, repo: Path, config_file: Path | None) -> Settings:
-    """The settings with the repository's pinned model, unless the user pinned one; the
-    line about the repository's file is said as a notice."""
+def with_repository_model(
+    settings: Settings, repo: Path, config_file: Path | None, *, flag: bool = False
+) -> Settings:
+    """The settings with the repository's pinned model, unless the user pinned one (`flag`:
+    with --model); the line about the repository's file is said as a notice."""
     spec, line = repository_model(repo)
-    if spec is not None and model_pinned(settings, config_file):
+    if spec is not None and model_pinned(settings, config_file, flag=flag):
         say_notice(f"{line}; your own choice, {settings.model}, wins")
         return settings
     if line:

@@ -28,7 +28,12 @@ def local_model(settings: Settings) -> Path | None:
 
 
 def build_app(
-    repo: Path, settings: Settings, config_path: Path | None, *, script: Path | None = None
+    repo: Path,
+    settings: Settings,
+    config_path: Path | None,
+    *,
+    script: Path | None = None,
+    model_given: bool = False,
 ) -> FrogDeskApp:
     """The app for a repository: replaying a script, loading a local model, or picking one."""
     if script is not None or not kind_of(settings.backend).local_model:
@@ -36,11 +41,11 @@ def build_app(
         return asking_git_init(
             FrogDeskApp(workbench, settings, config_path=config_path, repo=repo), repo
         )
-    settings = with_repository_model(settings, repo, config_path)
+    settings = with_repository_model(settings, repo, config_path, flag=model_given)
     if settings.model.strip():
         check_spec(settings.model, settings)  # a typo'd path or quant: one line, no app
     path = local_model(settings)
-    if path is not None and not model_pinned(settings, config_path):
+    if path is not None and not model_pinned(settings, config_path, flag=model_given):
         last = remembered(AppPaths.default())
         if last is not None and last.present and last.path != path:
             path = None  # nothing pinned: the picker loads the model used here last
@@ -48,7 +53,9 @@ def build_app(
         None,
         settings,
         config_path=config_path,
-        first_screen=lambda app: ModelSetupScreen(settings, repo, model_path=path),
+        first_screen=lambda app: ModelSetupScreen(
+            settings, repo, model_path=path, model_given=model_given
+        ),
         repo=repo,
     )
     return asking_git_init(app, repo)
@@ -72,9 +79,14 @@ def asking_git_init(app: FrogDeskApp, repo: Path) -> FrogDeskApp:
 
 
 def run_tui(
-    repo: Path, settings: Settings, config_path: Path | None, *, script: Path | None = None
+    repo: Path,
+    settings: Settings,
+    config_path: Path | None,
+    *,
+    script: Path | None = None,
+    model_given: bool = False,
 ) -> int:
-    """Run the app until the user quits."""
-    app = build_app(repo, settings, config_path, script=script)
+    """Run the app until the user quits; `model_given`: --model named the model."""
+    app = build_app(repo, settings, config_path, script=script, model_given=model_given)
     app.run()
     return 0

@@ -174,3 +174,27 @@ async def test_the_quant_switch_shows_eval_results_beside_the_drift(
         await wait_for(pilot, lambda: table.row_count == 1, "the model on disk")
         cells = _cells(table)
         assert any("solved 1/4 of starter (Avg@3), Pass@3 3/4" in c for c in cells), cells
+
+
+@pytest.mark.llama
+@pytest.mark.parametrize("given", [True, False])
+async def test_the_default_spec_given_with_model_wins_over_the_remembered_file(
+    tmp_path: Path, smollm2_gguf: Path, monkeypatch: pytest.MonkeyPatch, given: bool
+) -> None:
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    own = tmp_path / "elsewhere" / smollm2_gguf.name
+    own.parent.mkdir()
+    shutil.copyfile(smollm2_gguf, own)
+    remember(AppPaths.default(), own)
+    settings = Settings(hf_endpoint=UNRESOLVABLE, context_size=2048)  # the default spec
+    picker = ModelSetupScreen(settings, make_repo(tmp_path), model_given=given)
+    app = FrogDeskApp(
+        None, settings, config_path=tmp_path / "config.toml", first_screen=lambda _: picker
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        if given:  # `frogdesk --model <the default spec>`: the user's choice, not the last file
+            await wait_for(pilot, lambda: picker.state == "picking", "the models on disk", 30)
+            assert picker.model_path is None
+        else:  # the control: nothing named, so the file used here last is loaded
+            await wait_for(pilot, lambda: isinstance(app.screen, SessionScreen), "the session", 120)
+            assert picker.model_path == own

@@ -106,8 +106,11 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         endpoint: str = "",
         model_path: Path | None = None,
         listed: ListingReady | None = None,
+        model_given: bool = False,
     ) -> None:
         super().__init__()
+        self.model_given = model_given
+        """--model named the model: it wins over the one remembered, even the default spec."""
         self.listed = listed
         """A listing already made (demos, screenshots): shown instead of asking the Hub."""
         self.settings = settings
@@ -166,7 +169,8 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
         not the caller's own choice: the remembered model wins over it.
         """
         config_file = getattr(self.app, "config_path", None)
-        if model_pinned(self.settings, config_file if isinstance(config_file, Path) else None):
+        pinned_by = config_file if isinstance(config_file, Path) else None
+        if model_pinned(self.settings, pinned_by, flag=self.model_given):
             return
         if self.model_path is not None and self.model_path != self._default_file():
             return
