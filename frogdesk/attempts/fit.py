@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frogdesk.attempts.service import AttemptsError
+from frogdesk.attempts.errors import AttemptsError
 from frogdesk.config import DEFAULT_MAX_CONTEXT_TOKENS
 from frogdesk.models.gguf_info import GgufInfo
 from frogdesk.models.memory import (

@@ -16,73 +16,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from frogdesk.attempts.errors import AttemptsError
 from frogdesk.attempts.rank import pick, rank
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
-from frogdesk.attempts.verify import DEFAULT_CHECK_TIMEOUT, CheckResult, detect_check, run_check
-from frogdesk.errors import FrogDeskError
+from frogdesk.attempts.spec import (
+    AttemptsSpec,
+    validate,
+)
+from frogdesk.attempts.verify import CheckResult, detect_check, run_check
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.leaf.trajectory import write_results
-from frogdesk.sessions.active import ActiveSession, SessionSpec
+from frogdesk.sessions.active import ActiveSession
 from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.parts import BackendFactory
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.service import SessionOutcome, SessionService
-
-MAX_ATTEMPTS = 16
-"""More attempts than this at once is almost surely a typo."""
-
-
-class AttemptsError(FrogDeskError, ValueError):
-    """The attempts cannot start as asked; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class AttemptsSpec:
-    """N attempts at one task: what each session gets, and how the attempts are checked."""
-
-    task: str
-    repo: Path
-    n: int
-    backend: str = "llama"
-    model: str = ""
-    endpoint: str = ""
-    scripts: tuple[str, ...] = ()
-    """Script backend: one script for every attempt, or one per attempt."""
-    check: str | None = None
-    """The check command; None detects one from the repository, "" runs none."""
-    check_timeout: float = DEFAULT_CHECK_TIMEOUT
-
-    def session_spec(self, index: int) -> SessionSpec:
-        """The session spec of attempt `index`."""
-        script = ""
-        if self.scripts:
-            script = self.scripts[index] if len(self.scripts) > 1 else self.scripts[0]
-        return SessionSpec(
-            task=self.task,
-            repo=self.repo,
-            backend=self.backend,
-            model=self.model,
-            endpoint=self.endpoint,
-            script=script,
-        )
-
-
-def validate(spec: AttemptsSpec) -> None:
-    """Refuse a spec that cannot run, before anything is made."""
-    check_counts(spec.n, len(spec.scripts), spec.check_timeout)
-
-
-def check_counts(n: int, scripts: int, check_timeout: float) -> None:
-    """Refuse an attempt count, a number of scripts or a check timeout that cannot work."""
-    if not 1 <= n <= MAX_ATTEMPTS:
-        raise AttemptsError(f"--attempts must be between 1 and {MAX_ATTEMPTS}, got {n}")
-    if scripts > 1 and scripts != n:
-        raise AttemptsError(
-            f"give --script once (every attempt replays it) or once per attempt "
-            f"({n}), not {scripts} times"
-        )
-    if check_timeout <= 0:
-        raise AttemptsError(f"the check timeout must be positive, got {check_timeout:g}")
 
 
 def plan_check(spec: AttemptsSpec) -> tuple[str, str]:

@@ -10,11 +10,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from frogdesk.attempts.spec import DEFAULT_CHECK_TIMEOUT
 from frogdesk.inert import inert_line
 from frogdesk.sandbox.shells.protocol import Shell
-
-DEFAULT_CHECK_TIMEOUT = 600.0
-"""Seconds one check may run before it is killed and counted as failed."""
 
 PYTEST = "python3 -m pytest -q -p no:cacheprovider"
 """The detected Python check; no cache folder, so the check adds nothing to the diff."""

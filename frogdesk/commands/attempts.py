@@ -9,10 +9,10 @@ import threading
 from pathlib import Path
 from typing import TextIO, cast
 
+from frogdesk.attempts.errors import AttemptsError
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptsOutcome
-from frogdesk.attempts.service import AttemptsError, AttemptsSpec, check_counts
-from frogdesk.attempts.verify import DEFAULT_CHECK_TIMEOUT
+from frogdesk.attempts.spec import DEFAULT_CHECK_TIMEOUT, AttemptsSpec, check_counts
 from frogdesk.commands.common import UserError
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
@@ -20,7 +20,7 @@ from frogdesk.core.status import check_source_words, ending_words
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent
-from frogdesk.sessions.active import SessionSpec
+from frogdesk.sessions.record import SessionSpec
 
 
 def add_attempt_options(parser: argparse.ArgumentParser) -> None:

@@ -20,15 +20,11 @@ from frogdesk.commands.models import print_countdown, print_progress
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter
 from frogdesk.commands.run import headless_workbench, run_session
-from frogdesk.core.status import status_words
+from frogdesk.core.status import status_words, stored_status
 from frogdesk.core.workbench import CoreSession, CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.models.errors import ModelError
-from frogdesk.models.hub import hub_token
 from frogdesk.models.retry import RetryPolicy
-from frogdesk.review.records import apply_state
-from frogdesk.sessions.active import shown_status
-from frogdesk.sessions.store import DAMAGED_LINES_FILE
 
 
 def register(sub: Any) -> None:
@@ -106,10 +102,14 @@ def list_main(args: argparse.Namespace) -> int:
     """Print the sessions (a table, or JSON with --json)."""
     workbench = _workbench(args)
     records, damaged = workbench.stored_sessions()
-    applied = {r.id: apply_state(workbench.session_dir(r.id)) for r in records}
+    applied = {r.id: workbench.applied(r.id) for r in records}
     if args.json:
         rows = [
-            {**dataclasses.asdict(r), "status": shown_status(r), "applied": applied[r.id].as_json()}
+            {
+                **dataclasses.asdict(r),
+                "status": stored_status(r),
+                "applied": applied[r.id].as_json(),
+            }
             for r in records
         ]
         rows += [
@@ -137,13 +137,12 @@ def list_main(args: argparse.Namespace) -> int:
 def repair_main(args: argparse.Namespace) -> int:
     """Set the unreadable lines of a session's transcript aside so it can be resumed."""
     workbench = _workbench(args)
-    folder = workbench.session_dir(args.id)
     moved = workbench.repair(args.id)
     if not moved:
         sys.stdout.write(f"session {args.id}: the transcript reads fine; nothing to repair\n")
         return 0
     sys.stdout.write(
-        f"session {args.id}: set {moved} unreadable line(s) aside in {folder / DAMAGED_LINES_FILE}\n"
+        f"session {args.id}: set {moved} unreadable line(s) aside in {workbench.damaged_lines(args.id)}\n"
     )
     return 0
 
@@ -170,7 +169,6 @@ def pull_for_switch(spec: str, workbench: CoreWorkbench, printer: ProgressPrinte
     try:
         pulled, notes = workbench.pull_missing(
             spec,
-            token=hub_token(),
             retry=RetryPolicy(on_wait=print_countdown),
             progress=print_progress,
             cancel=cancel,

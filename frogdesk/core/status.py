@@ -28,6 +28,12 @@ def check_source_words(source: str) -> str:
     return source or "no check"
 
 
+def stored_status(record: SessionRecord) -> str:
+    """The record's status as it stands: a `running` session whose process is gone is
+    `interrupted` (what `sessions --json` prints)."""
+    return shown_status(record)
+
+
 def status_words(record: SessionRecord) -> str:
     """The session's state for a list: "finished: final answer", "interrupted: can resume", ..."""
     status = shown_status(record)

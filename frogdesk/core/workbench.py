@@ -12,7 +12,8 @@ from typing import Any
 
 from frogdesk.attempts.backends import attempt_backends, llama_fit, loaded_model
 from frogdesk.attempts.record import AttemptsOutcome
-from frogdesk.attempts.service import AttemptsSpec, choose_attempt, run_attempts
+from frogdesk.attempts.service import choose_attempt, run_attempts
+from frogdesk.attempts.spec import AttemptsSpec
 from frogdesk.attempts.verify import detect_check
 from frogdesk.config import Settings
 from frogdesk.core.chooser import pull_missing
@@ -31,6 +32,7 @@ from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.openai.errors import EndpointError
 from frogdesk.engine.registry import kind_of, watch_prefill
 from frogdesk.leaf.events import LoopEvent
+from frogdesk.models.hub import hub_token
 from frogdesk.models.move_cost import plan_switch
 from frogdesk.models.progress import ProgressCallback
 from frogdesk.models.retry import NO_RETRY, RetryPolicy
@@ -39,20 +41,20 @@ from frogdesk.paths import AppPaths
 from frogdesk.review.apply import ApplyResult
 from frogdesk.review.decisions import HunkDecisions
 from frogdesk.review.decisions_store import save_decisions
-from frogdesk.review.records import apply_state
+from frogdesk.review.records import ApplyState, apply_state
 from frogdesk.review.undo import UndoResult
 from frogdesk.sandbox.levels import detect
 from frogdesk.sandbox.tool_report import toolchain_summary
-from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
+from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
 from frogdesk.sessions.errors import SessionNotFoundError
 from frogdesk.sessions.move import ModelSwitch, measured_prefill_rate
 from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.parts import BackendFactory, default_backend
 from frogdesk.sessions.patch import worktree_diff
-from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.sendback import SentBack, SessionBusyError
 from frogdesk.sessions.service import SessionOutcome, SessionService
-from frogdesk.sessions.store import TRANSCRIPT_FILE, DamagedSession
+from frogdesk.sessions.store import DAMAGED_LINES_FILE, TRANSCRIPT_FILE, DamagedSession
 
 
 def session_spec(
@@ -320,6 +322,15 @@ class CoreWorkbench:
         """Every repository's sessions, and the session folders that cannot be read."""
         return self.service.store.list(), self.service.store.damaged()
 
+    def applied(self, session_id: str) -> ApplyState:
+        """How many times the session was applied and undone (never raises: a damaged record
+        is part of the state)."""
+        return apply_state(self.session_dir(session_id))
+
+    def damaged_lines(self, session_id: str) -> Path:
+        """Where `repair` sets a session's unreadable transcript lines aside."""
+        return self.session_dir(session_id) / DAMAGED_LINES_FILE
+
     def session_dir(self, session_id: str) -> Path:
         """The folder holding a session's transcript, records and result files."""
         return self.service.store.session_dir(session_id)
@@ -355,12 +366,13 @@ class CoreWorkbench:
         progress: ProgressCallback | None = None,
         cancel: threading.Event | None = None,
     ) -> tuple[Path | None, list[str]]:
-        """Pull the Hub quant `spec` names when it is not on disk (see core.chooser)."""
+        """Pull the Hub quant `spec` names when it is not on disk (see core.chooser); with
+        the user's Hub token (HF_TOKEN or the saved login) unless one is given."""
         return pull_missing(
             spec,
             self.settings,
             self.service.paths,
-            token=token,
+            token=token if token is not None else hub_token(),
             retry=retry,
             progress=progress,
             cancel=cancel,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.attempts.record import AttemptResult
-from frogdesk.attempts.service import AttemptsSpec
+from frogdesk.attempts.spec import AttemptsSpec
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.durable import pid_alive

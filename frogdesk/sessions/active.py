@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from frogdesk.config import Settings
@@ -15,20 +14,6 @@ from frogdesk.sessions.parts import ShellPick
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import Transcript
 from frogdesk.worktree.checkout import Worktree
-
-
-@dataclass(frozen=True)
-class SessionSpec:
-    """What the user asked for: a task on a repository, with a backend and its model source."""
-
-    task: str
-    repo: Path
-    backend: str = "llama"
-    """`llama`, `openai` or `script`."""
-    model: str = ""
-    """Model spec or .gguf path (llama), model name (openai)."""
-    endpoint: str = ""
-    script: str = ""
 
 
 @dataclass

@@ -62,3 +62,17 @@ class SessionRecord:
     def session_dir(self, sessions_root: Path) -> Path:
         """The folder holding this session's files."""
         return sessions_root / self.id
+
+
+@dataclass(frozen=True)
+class SessionSpec:
+    """What the user asked for: a task on a repository, with a backend and its model source."""
+
+    task: str
+    repo: Path
+    backend: str = "llama"
+    """`llama`, `openai` or `script`."""
+    model: str = ""
+    """Model spec or .gguf path (llama), model name (openai)."""
+    endpoint: str = ""
+    script: str = ""

@@ -30,7 +30,7 @@ from frogdesk.leaf.textfile import WRITES_DIR
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
 from frogdesk.logfile import say_notice
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.active import ActiveSession, SessionClosedError, SessionSpec, shown_status
+from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
 from frogdesk.sessions.move import ModelSwitch, price_switch
 from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.parts import (
@@ -41,7 +41,7 @@ from frogdesk.sessions.parts import (
     prune_worktrees,
 )
 from frogdesk.sessions.patch import worktree_diff
-from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.saved_states import discard_state, load_state, save_state
 from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
 from frogdesk.sessions.starting import new_record, opening_messages, with_opening

@@ -9,8 +9,7 @@ from frogdesk.config import Settings
 from frogdesk.engine.chat import Message
 from frogdesk.engine.registry import kind_of
 from frogdesk.leaf.schemas import system_prompt
-from frogdesk.sessions.active import SessionSpec
-from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.store import (
     TRANSCRIPT_FILE,
     DamagedSession,

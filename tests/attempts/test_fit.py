@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from frogdesk.attempts.errors import AttemptsError
 from frogdesk.attempts.fit import attempts_bytes, fit_attempts
-from frogdesk.attempts.service import AttemptsError
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import OFFLOAD_UBATCH, estimate
 from frogdesk.models.system_memory import MemoryAvailable

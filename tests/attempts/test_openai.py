@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 
 from frogdesk import config
-from frogdesk.attempts.service import AttemptsSpec, run_attempts
+from frogdesk.attempts.service import run_attempts
+from frogdesk.attempts.spec import AttemptsSpec
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.service import SessionService
 from tests.support.scripted import make_repo

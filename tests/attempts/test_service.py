@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from frogdesk import config
-from frogdesk.attempts.service import AttemptsError, AttemptsSpec, choose_attempt, run_attempts
+from frogdesk.attempts.errors import AttemptsError
+from frogdesk.attempts.service import choose_attempt, run_attempts
+from frogdesk.attempts.spec import AttemptsSpec
 from frogdesk.attempts.verify import run_check
 from frogdesk.engine.chat import (
     Backend,

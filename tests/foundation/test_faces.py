@@ -83,6 +83,8 @@ VALUE_TYPES = (
     "frogdesk.review.show",
     "frogdesk.sessions.record",
     "frogdesk.attempts.record",
+    "frogdesk.attempts.rank",
+    "frogdesk.attempts.spec",
     "frogdesk.evals.results",
     "frogdesk.models.spec",
     "frogdesk.models.catalog_row",
@@ -97,10 +99,6 @@ them, no I/O and no decision of the core's."""
 
 OWED: dict[str, set[str]] = {
     "frogdesk.cli": {"frogdesk.logfile"},
-    "frogdesk.commands.attempts": {
-        "frogdesk.attempts.rank", "frogdesk.attempts.service", "frogdesk.attempts.verify",
-        "frogdesk.sessions.active",
-    },
     "frogdesk.commands.backend_flags": {"frogdesk.engine.registry"},
     "frogdesk.commands.doctor": {"frogdesk.doctor"},
     "frogdesk.commands.eval": {
@@ -125,13 +123,8 @@ OWED: dict[str, set[str]] = {
         "frogdesk.leaf.trajectory", "frogdesk.models.gguf_info", "frogdesk.models.model_warnings",
         "frogdesk.sessions.parts",
     },
-    "frogdesk.commands.sessions": {
-        "frogdesk.models.hub", "frogdesk.review.records",
-        "frogdesk.sessions.active", "frogdesk.sessions.store",
-    },
     "frogdesk.tui.app": {"frogdesk.logfile"},
     "frogdesk.tui.launch": {"frogdesk.engine.registry", "frogdesk.models.resolve"},
-    "frogdesk.tui.screens.attempts": {"frogdesk.attempts.rank", "frogdesk.attempts.service"},
     "frogdesk.tui.screens.quant": {
         "frogdesk.evals.shown", "frogdesk.models.hub",
         "frogdesk.models.resolve",

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import get_args
 
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
-from frogdesk.attempts.service import AttemptsSpec, plan_check
+from frogdesk.attempts.service import plan_check
+from frogdesk.attempts.spec import AttemptsSpec
 from frogdesk.commands.attempts import describe
 from frogdesk.core.status import check_source_words, ending_words
 from frogdesk.leaf.events import ExitReason

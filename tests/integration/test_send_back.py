@@ -12,8 +12,9 @@ from frogdesk.review.decisions_store import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message
 from frogdesk.sessions.errors import SessionNotFoundError
+from frogdesk.sessions.record import SessionSpec
 from frogdesk.sessions.sendback import SessionBusyError
-from frogdesk.sessions.service import SessionClosedError, SessionService, SessionSpec
+from frogdesk.sessions.service import SessionClosedError, SessionService
 from tests.support.scripted import call, fingerprint, frogdesk, make_repo
 from tests.support.sessionkit import recording_service, script_file
 

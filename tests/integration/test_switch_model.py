@@ -11,7 +11,8 @@ from frogdesk import config
 from frogdesk.models.errors import ModelError
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.move import SwitchRefusedError
-from frogdesk.sessions.service import SessionClosedError, SessionService, SessionSpec
+from frogdesk.sessions.record import SessionSpec
+from frogdesk.sessions.service import SessionClosedError, SessionService
 from tests.support.scripted import frogdesk, make_repo
 from tests.support.sessionkit import script_file
 

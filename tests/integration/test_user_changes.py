@@ -11,7 +11,7 @@ from frogdesk.leaf.events import LoopEvent, ToolStarted
 from frogdesk.review.show import USER_CHANGED_NOTE
 from frogdesk.review.user_changes import load_user_changes, record_user_changes
 from frogdesk.sandbox.levels import detect
-from frogdesk.sessions.service import SessionSpec
+from frogdesk.sessions.record import SessionSpec
 from tests.support.scripted import call, frogdesk, make_repo
 from tests.support.sessionkit import recording_service, script_file
 

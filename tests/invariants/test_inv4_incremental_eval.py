@@ -31,8 +31,8 @@ from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.context import LlamaContext
 from frogdesk.engine.llama.options import LlamaOptions
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.service import SessionService, SessionSpec
+from frogdesk.sessions.record import SessionRecord, SessionSpec
+from frogdesk.sessions.service import SessionService
 from tests.support.e2e import make_user_repo
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]

@@ -161,7 +161,8 @@ def test_rebased_patterns() -> None:
 def test_the_cli_names_ignored_files_and_never_applies_them(tmp_path: Path) -> None:
     from frogdesk.config import Settings
     from frogdesk.paths import AppPaths
-    from frogdesk.sessions.service import SessionService, SessionSpec
+    from frogdesk.sessions.record import SessionSpec
+    from frogdesk.sessions.service import SessionService
     from tests.support.scripted import call, frogdesk, make_repo, write_script
 
     repo = make_repo(tmp_path)  # its committed .gitignore says __pycache__/

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.active import SessionSpec
-from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.service import SessionService
 from tests.support.scripted import call, make_repo, write_script
 

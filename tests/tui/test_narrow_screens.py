@@ -13,8 +13,8 @@ from frogdesk.config import Settings
 from frogdesk.core.ports import SessionSummary
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.service import SessionService, SessionSpec
+from frogdesk.sessions.record import SessionRecord, SessionSpec
+from frogdesk.sessions.service import SessionService
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.review import ReviewScreen
 from frogdesk.tui.screens.sessions import COLUMNS, SessionsScreen, started_words, table_rows

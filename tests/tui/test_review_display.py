@@ -16,8 +16,8 @@ from textual.widgets._footer import FooterKey
 from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.service import SessionService, SessionSpec
+from frogdesk.sessions.record import SessionRecord, SessionSpec
+from frogdesk.sessions.service import SessionService
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.review import ReviewScreen
 from frogdesk.tui.themes import diff_colours, frog_themes

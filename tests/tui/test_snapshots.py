@@ -69,7 +69,8 @@ def test_session_mid_run(theme: str, snap_compare: Any) -> None:
 @pytest.mark.parametrize("theme", THEMES)
 def test_review(theme: str, snap_compare: Any, tmp_path: Path) -> None:
     from frogdesk.paths import AppPaths
-    from frogdesk.sessions.service import SessionService, SessionSpec
+    from frogdesk.sessions.record import SessionSpec
+    from frogdesk.sessions.service import SessionService
 
     repo = make_repo(tmp_path)
     script = write_script(

@@ -17,7 +17,7 @@ from textual.widgets import Button, Input, Label, Static
 
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptResult, AttemptsOutcome
-from frogdesk.attempts.service import MAX_ATTEMPTS
+from frogdesk.attempts.spec import MAX_ATTEMPTS
 from frogdesk.core.ports import Operator, Workbench
 from frogdesk.core.status import check_source_words, ending_words
 from frogdesk.inert import inert_line, inert_text

@@ -15,7 +15,7 @@ from frogdesk.engine.template import ChatTemplate
 from frogdesk.engine.toolcall.detect import DialectError, choose_dialect
 from frogdesk.engine.toolcall.dialect import HERMES, XML, dialect_named
 from frogdesk.leaf.schemas import tool_schemas
-from frogdesk.sessions.active import SessionSpec
+from frogdesk.sessions.record import SessionSpec
 from tests.support import tiny_qwen35
 from tests.support.hermes_chat_template import HERMES_CHAT_TEMPLATE
 from tests.support.scripted import make_repo
