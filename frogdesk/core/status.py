@@ -40,3 +40,9 @@ def status_words(record: SessionRecord) -> str:
     if status == "finished" or (status == "interrupted" and record.exit_reason == "cancelled"):
         return ending_words(record.exit_reason)
     return _STATES.get(status, status)
+
+
+def sent_back_words(comment: str) -> str:
+    """The user's turn a face shows for a send-back: their comment, or that there was none."""
+    text = comment.strip()
+    return f"Sent back from the review: {text}" if text else "Sent back from the review."

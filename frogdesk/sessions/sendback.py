@@ -54,9 +54,3 @@ def send_back(store: SessionStore, session_id: str, comment: str = "") -> SentBa
     decisions.comment = ""
     save_decisions(folder, decisions)
     return SentBack(record.id, message, reverted)
-
-
-def sent_back_words(comment: str) -> str:
-    """The user's turn a face shows for a send-back: their comment, or that there was none."""
-    text = comment.strip()
-    return f"Sent back from the review: {text}" if text else "Sent back from the review."

@@ -129,7 +129,7 @@ OWED: dict[str, set[str]] = {
         "frogdesk.evals.shown", "frogdesk.models.hub",
         "frogdesk.models.resolve",
     },
-    "frogdesk.tui.screens.session": {"frogdesk.engine.registry", "frogdesk.sessions.sendback"},
+    "frogdesk.tui.screens.session": {"frogdesk.engine.registry"},
     "frogdesk.tui.screens.setup": {
         "frogdesk.evals.shown", "frogdesk.models.hub",
         "frogdesk.models.resolve",

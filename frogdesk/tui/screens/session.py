@@ -17,7 +17,7 @@ from textual.widgets._collapsible import CollapsibleTitle
 from frogdesk.config import Settings
 from frogdesk.core.history import UserTurn
 from frogdesk.core.ports import AgentSession, Workbench
-from frogdesk.core.status import ending_words, status_words
+from frogdesk.core.status import ending_words, sent_back_words, status_words
 from frogdesk.engine.registry import kind_of
 from frogdesk.leaf.events import (
     LoopEvent,
@@ -30,7 +30,6 @@ from frogdesk.leaf.events import (
 from frogdesk.leaf.records import add_drafts
 from frogdesk.models.switch_plan import SwitchPlan
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.sendback import sent_back_words
 from frogdesk.tui.bindings import session_bindings
 from frogdesk.tui.gil import decode_switch_interval
 from frogdesk.tui.messages import ChangedFiles, QuantSwitched, RunEnded, SessionOpened, WorkFailed
