@@ -100,13 +100,14 @@ def repo_listing(
     retry: RetryPolicy = NO_RETRY,
 ) -> tuple[RepoListing, list[str]]:
     """The repo's listing (the saved one when the Hub cannot be reached) and the lines to say
-    about it: names refused as unsafe, models moved out of FrogDesk's old folder."""
+    about it: names refused as unsafe, models moved out of FrogDesk's old folder. The user's
+    Hub token (HF_TOKEN or the saved login) is sent unless `token` is given."""
     listing = list_repo(
         spec.repo,
         endpoint=resolve_endpoint(endpoint, settings.hf_endpoint),
         cache_dir=paths.cache_dir,
         revision=spec.revision,
-        token=token,
+        token=token if token is not None else hub_token(),
         retry=retry,
     )
     notes = list(listing.refused)
@@ -273,7 +274,7 @@ def pull_missing(
         spec,
         listing,
         hf_cache_dir(),
-        token=token,
+        token=token if token is not None else hub_token(),
         progress=progress,
         cancel=cancel,
         limits=download_limits(settings),

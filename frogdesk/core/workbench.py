@@ -32,7 +32,6 @@ from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.openai.errors import EndpointError
 from frogdesk.engine.registry import kind_of, watch_prefill
 from frogdesk.leaf.events import LoopEvent
-from frogdesk.models.hub import hub_token
 from frogdesk.models.move_cost import plan_switch
 from frogdesk.models.progress import ProgressCallback
 from frogdesk.models.retry import NO_RETRY, RetryPolicy
@@ -372,7 +371,7 @@ class CoreWorkbench:
             spec,
             self.settings,
             self.service.paths,
-            token=token if token is not None else hub_token(),
+            token=token,
             retry=retry,
             progress=progress,
             cancel=cancel,

@@ -24,7 +24,6 @@ from frogdesk.core.last_model import remember
 from frogdesk.core.model_ops import progress_line
 from frogdesk.evals.shown import beside_drift
 from frogdesk.models.errors import DownloadCancelled, ModelError
-from frogdesk.models.hub import hub_token
 from frogdesk.models.progress import Progress
 from frogdesk.models.resolve import check_loadable
 from frogdesk.models.retry import RetryPolicy
@@ -143,7 +142,7 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
                 )
 
             retry = RetryPolicy(on_wait=countdown, cancel=self.cancel)
-            found = remote_choices(self.settings, paths, repo, token=hub_token(), retry=retry)
+            found = remote_choices(self.settings, paths, repo, retry=retry)
             self.post_message(RemoteListed(found))
 
     def _say(self, text: str) -> None:

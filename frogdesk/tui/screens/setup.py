@@ -24,7 +24,6 @@ from frogdesk.core.model_ops import load_backend, progress_line
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.evals.shown import beside_drift
 from frogdesk.models.errors import DownloadCancelled, ModelError
-from frogdesk.models.hub import hub_token
 from frogdesk.models.listing import source_line
 from frogdesk.models.progress import Progress
 from frogdesk.models.resolve import check_loadable, resolve_local
@@ -221,7 +220,6 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
                 self.settings,
                 self.paths,
                 endpoint=self.endpoint or None,
-                token=hub_token(),
                 retry=RetryPolicy(on_wait=countdown, cancel=self.cancel),
             )
         except (ModelError, OSError) as exc:
