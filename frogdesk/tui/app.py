@@ -191,9 +191,9 @@ class FrogDeskApp(App[None]):
         (`busy_with`); the screen on top is asked first."""
         for screen in reversed(self.screen_stack):
             busy_with = getattr(screen, "busy_with", None)
-            words = busy_with() if callable(busy_with) else ""
+            words: str = busy_with() if callable(busy_with) else ""
             if words:
-                return str(words)
+                return words
         return ""
 
     async def action_quit(self) -> None:
@@ -290,5 +290,5 @@ class FrogDeskApp(App[None]):
 class QuitQuestion(ConfirmScreen):
     """Asked by Ctrl+Q while something runs that quitting would stop."""
 
-    def __init__(self, busy: str = "The model or a command is running") -> None:
+    def __init__(self, busy: str) -> None:
         super().__init__(f"{busy}. Quit anyway? It stops.")
