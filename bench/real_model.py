@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk import config
+from frogdesk.core.eval_runner import EvalBackend, TaskRun
+from frogdesk.core.evaluating import evaluate, file_sha256, gguf_quant, new_run, run_settings
 from frogdesk.core.model_ops import load_backend
-from frogdesk.engine.registry import LLAMA, OPENAI
-from frogdesk.evals.evaluate import evaluate, file_sha256, gguf_quant, new_run, run_settings
-from frogdesk.evals.runner import EvalBackend, TaskRun
+from frogdesk.engine.kinds import LLAMA, OPENAI
 from frogdesk.evals.starter import starter_tasks
 from frogdesk.evals.store import EvalStore
 from frogdesk.evals.suites import Suite

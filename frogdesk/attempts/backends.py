@@ -13,10 +13,12 @@ from frogdesk.attempts.fit import AttemptsFit, fit_attempts
 from frogdesk.config import Settings
 from frogdesk.engine.backends import settings_options
 from frogdesk.engine.chat import Backend
-from frogdesk.engine.registry import kind_of, loaded_weights
+from frogdesk.engine.kinds import kind_of
+from frogdesk.engine.registry import loaded_weights
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.system_memory import available_memory
-from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
+from frogdesk.sessions.factories import BackendFactory
+from frogdesk.sessions.parts import default_backend, resolve_model_path
 from frogdesk.sessions.record import SessionRecord
 
 if TYPE_CHECKING:

@@ -27,8 +27,8 @@ from frogdesk.attempts.verify import CheckResult, detect_check, run_check
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.leaf.trajectory import write_results
 from frogdesk.sessions.active import ActiveSession
+from frogdesk.sessions.factories import BackendFactory
 from frogdesk.sessions.operator import NOBODY, Operator
-from frogdesk.sessions.parts import BackendFactory
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.service import SessionOutcome, SessionService
 

@@ -175,7 +175,8 @@ def run_attempts_command(
                 results_root=output,
             )
         if outcome.chosen and args.discard_others:
-            for gone in workbench.keep_attempt(outcome, outcome.chosen, keep_others=False):
+            _, discarded = workbench.choose_attempt(outcome, outcome.chosen, keep_others=False)
+            for gone in discarded:
                 printer.write(f"discarded {gone}")
         if outcome.chosen and args.apply:
             printer.write(workbench.apply_all(outcome.chosen, printer.write))

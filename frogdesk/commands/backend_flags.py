@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from frogdesk.commands.common import UserError
-from frogdesk.engine.registry import KIND_NAMES, OPENAI, kind_of
+from frogdesk.engine.kinds import KIND_NAMES, OPENAI, kind_of
 
 BACKENDS = KIND_NAMES
 """The names `--backend` accepts."""

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from frogdesk.commands.common import config_path
-from frogdesk.doctor import collect, format_text
+from frogdesk.core.doctor import collect, format_text
 from frogdesk.inert import inert_text
 
 

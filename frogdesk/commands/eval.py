@@ -10,11 +10,9 @@ frogdesk eval runs
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,30 +23,30 @@ from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import LoadProgress, stop_on_signals
 from frogdesk.commands.run import loading_backends
 from frogdesk.config import Settings
+from frogdesk.core.eval_plan import (
+    EvalPlan,
+    ModelRun,
+    compare_stored,
+    endpoint_models,
+    export_stored,
+    local_models,
+    open_suite,
+    plan_eval,
+    script_models,
+    scripts_for,
+    stored_runs,
+)
+from frogdesk.core.eval_runner import EvalBackend, TaskRun
+from frogdesk.core.evaluating import Progress, evaluate, new_run, run_settings
 from frogdesk.core.model_ops import load_backend
 from frogdesk.core.status import ending_words
-from frogdesk.engine.registry import SCRIPT, kind_of
-from frogdesk.evals.compare import compare, describe
-from frogdesk.evals.evaluate import (
-    Progress,
-    check_resumable,
-    evaluate,
-    file_sha256,
-    gguf_quant,
-    new_run,
-    run_settings,
-)
-from frogdesk.evals.export import predictions_jsonl
+from frogdesk.engine.kinds import SCRIPT, kind_of
+from frogdesk.evals.errors import EvalError
 from frogdesk.evals.results import RAN, RunResult, TaskResult
-from frogdesk.evals.runner import EvalBackend, TaskRun
-from frogdesk.evals.store import EvalStore
-from frogdesk.evals.suites import Suite, load_suite, select, skip_missing_tools
-from frogdesk.evals.task import EvalError, EvalTask
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent, Notice
 from frogdesk.models.errors import ModelError
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.parts import resolve_model_path
 
 ACTIONS = ("compare", "export", "runs")
 
@@ -113,10 +111,6 @@ def register(sub: Any) -> None:
     parser.set_defaults(func=main)
 
 
-def _store() -> EvalStore:
-    return EvalStore(AppPaths.default().data_dir / "evals")
-
-
 def main(args: argparse.Namespace) -> int:
     """Dispatch: a suite to run, or one of compare / export / runs."""
     try:
@@ -128,12 +122,12 @@ def main(args: argparse.Namespace) -> int:
 
 
 def _action(args: argparse.Namespace) -> int:
-    store = _store()
+    paths = AppPaths.default()
     if args.suite == "compare":
         if len(args.runs) != 2:
             raise UserError("eval compare needs two runs: frogdesk eval compare RUN_A RUN_B")
-        result = compare(store.load(args.runs[0]), store.load(args.runs[1]))
-        out = json.dumps(result.to_json()) if args.json else "\n".join(describe(result))
+        figures, words = compare_stored(paths, args.runs[0], args.runs[1])
+        out = json.dumps(figures) if args.json else "\n".join(words)
         sys.stdout.write(out + "\n")
         return 0
     if args.suite == "export":
@@ -141,13 +135,13 @@ def _action(args: argparse.Namespace) -> int:
             raise UserError("eval export needs one run: frogdesk eval export RUN")
         if args.attempt < 1:
             raise UserError("--attempt counts from 1")
-        text = predictions_jsonl(store.load(args.runs[0]), args.attempt)
+        text = export_stored(paths, args.runs[0], args.attempt)
         if args.output is not None:
             args.output.expanduser().write_text(text, encoding="utf-8")
         else:
             sys.stdout.write(text)
         return 0
-    summaries = store.runs()
+    summaries = stored_runs(paths)
     if args.json:
         sys.stdout.write(json.dumps(summaries) + "\n")
     for s in [] if args.json else summaries:
@@ -171,50 +165,6 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _scripts_for(path: Path) -> Any:
-    """The script of each attempt of a task, from one file or a folder of TASK[.N].jsonl."""
-
-    def pick(task: EvalTask, attempts: int) -> tuple[str, ...]:
-        if path.is_file():
-            return (str(path),)
-        per = [path / f"{task.name}.{i}.jsonl" for i in range(1, attempts + 1)]
-        if attempts > 1 and all(p.is_file() for p in per):
-            return tuple(str(p) for p in per)
-        one = path / f"{task.name}.jsonl"
-        if one.is_file():
-            return (str(one),)
-        raise EvalError(f"no script for this task ({one.name} in {path})")
-
-    return pick
-
-
-def _tree_sha(path: Path) -> str:
-    if path.is_file():
-        return file_sha256(path)
-    digest = hashlib.sha256()
-    for item in sorted(p for p in path.rglob("*") if p.is_file()):
-        digest.update(item.relative_to(path).as_posix().encode() + b"\0")
-        digest.update(item.read_bytes())
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class ModelRun:
-    """One model of the command: what it is given as, and what its results are stored under."""
-
-    given: str
-    """The --model (or --script) value, as it is given again to resume."""
-    kind: str
-    name: str
-    sha256: str
-    quant: str = ""
-    path: Path | None = None
-    """The .gguf to load (llama)."""
-    script: Path | None = None
-    endpoint: str = ""
-    model: str = ""
-
-
 def _kind(args: argparse.Namespace, settings: Settings) -> str:
     kind = chosen_backend(args.backend, args.endpoint) or (
         SCRIPT.name if args.script else settings.backend
@@ -228,37 +178,21 @@ def _models(args: argparse.Namespace, settings: Settings) -> list[ModelRun]:
     script backend), identified without loading anything."""
     kind = _kind(args, settings)
     if kind_of(kind).replays_script:
-        if not args.script or any(not s.exists() for s in args.script):
-            raise UserError("the script backend needs --script FILE or FOLDER that exists")
-        out = []
-        for given in args.script:
-            script = given.expanduser().resolve()
-            out.append(ModelRun(str(given), kind, script.name, _tree_sha(script), script=script))
-        return out
+        return script_models(kind, args.script or [])
     if kind_of(kind).remote_endpoint:
         endpoint = args.endpoint or settings.openai_endpoint
         check_endpoint(kind, endpoint)
-        runs = []
-        for model in args.model or [settings.openai_model]:
-            sha = hashlib.sha256(f"{endpoint}|{model}".encode()).hexdigest()
-            runs.append(
-                ModelRun(model, kind, model or endpoint, sha, endpoint=endpoint, model=model)
-            )
-        return runs
-    runs = []
-    for spec in args.model or [settings.model]:
-        try:
-            path = resolve_model_path(spec, settings)
-        except ModelError as exc:
-            raise UserError(str(exc)) from None
-        runs.append(ModelRun(spec, kind, path.name, file_sha256(path), gguf_quant(path), path=path))
-    return runs
+        return endpoint_models(kind, endpoint, args.model or [settings.openai_model])
+    try:
+        return local_models(kind, args.model or [settings.model], settings)
+    except ModelError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _backend(model: ModelRun, settings: Settings, quiet: bool) -> EvalBackend:
     """The model's backend: a llama model is loaded here, once for all its tasks."""
     if model.script is not None:
-        return EvalBackend(model.kind, scripts=_scripts_for(model.script))
+        return EvalBackend(model.kind, scripts=scripts_for(model.script))
     if model.path is None:
         return EvalBackend(model.kind, model=model.model, endpoint=model.endpoint)
     factory = loading_backends(quiet)
@@ -275,7 +209,12 @@ def _task_line(p: Progress, attempts: int, left: float | None) -> str:
     won = sum(a.solved for a in r.attempts)
     steps = sum(a.steps for a in r.attempts)
     verdict = "solved" if r.solved else "not solved"
-    return f"[{p.done}/{p.total}] {r.task}: {verdict} {won}/{attempts}, {steps} steps, {p.seconds:.1f}s{eta}"
+    # the decode rate beside the verdict: a task timed out on a busy machine shows as slow
+    rate = sum(a.tokens_per_second for a in r.attempts) / len(r.attempts) if r.attempts else 0.0
+    return (
+        f"[{p.done}/{p.total}] {r.task}: {verdict} {won}/{attempts}, {steps} steps, "
+        f"{p.seconds:.1f}s, {rate:.1f} tok/s per attempt{eta}"
+    )
 
 
 def table(run: RunResult) -> list[str]:
@@ -311,31 +250,21 @@ def _run(args: argparse.Namespace) -> int:
         raise UserError(f"--attempts must be between 1 and 16, got {args.attempts}")
     settings = load_settings(args, _overrides(args))
     patterns = [p for item in args.tasks or [] for p in item.split(",") if p]
-    suite = skip_missing_tools(
-        select(load_suite(args.suite, check=args.check, timeout=args.timeout), patterns)
-    )
+    suite = open_suite(args.suite, patterns, check=args.check, timeout=args.timeout)
     printer = EvalPrinter(sys.stderr, args.quiet)
     for name, why in suite.problems.items():
         printer.write(f"frogdesk eval: {name}: {why}")
     models = _models(args, settings)
     recorded = run_settings(settings, models[0].kind, args.attempts)
-    store = _store()
-    resumed = _resumed(store, args.resume or [], models, suite, recorded)
-    todo = sum(
-        len([t for t in suite.tasks if t.name not in {r.task for r in resumed[m.sha256].tasks}])
-        if m.sha256 in resumed
-        else len(suite.tasks)
-        for m in models
-    )
+    plan = plan_eval(AppPaths.default(), suite, models, recorded, args.resume or [])
+    todo = plan.todo()
     printer.meter = EvalMeter(todo, args.attempts)
     runs: list[RunResult] = []
     with stop_on_signals(printer) as cancel:
         for model in models:
             if cancel.is_set():
                 break
-            runs.append(
-                _run_model(args, settings, suite, store, printer, cancel, model, resumed, recorded)
-            )
+            runs.append(_run_model(args, settings, plan, printer, cancel, model))
     printer.end_bar()
     stopped = next((i for i, r in enumerate(runs) if not r.finished), None)
     if stopped is not None or len(runs) < len(models):
@@ -353,51 +282,31 @@ def _run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write("\n\n".join("\n".join(table(r)) for r in runs) + "\n")
     for r in runs:
-        printer.write(f"stored in {store.run_dir(r)}")
+        printer.write(f"stored in {plan.store.run_dir(r)}")
     return 0 if all(r.finished for r in runs) and len(runs) == len(models) else 130
-
-
-def _resumed(
-    store: EvalStore,
-    refs: list[str],
-    models: list[ModelRun],
-    suite: Suite,
-    recorded: dict[str, Any],
-) -> dict[str, RunResult]:
-    """The stored runs --resume names, by the sha256 of the model each continues."""
-    out: dict[str, RunResult] = {}
-    for ref in refs:
-        run = store.load(ref)
-        if not any(m.sha256 == run.model_sha256 for m in models):
-            raise EvalError(f"run {run.run_id} was made with another model file")
-        check_resumable(run, suite, recorded, run.model_sha256)
-        out[run.model_sha256] = run
-    return out
 
 
 def _run_model(
     args: argparse.Namespace,
     settings: Settings,
-    suite: Suite,
-    store: EvalStore,
+    plan: EvalPlan,
     printer: EvalPrinter,
     cancel: threading.Event,
     model: ModelRun,
-    resumed: dict[str, RunResult],
-    recorded: dict[str, Any],
 ) -> RunResult:
     """One model's whole run: loaded once, every task, closed before the next model."""
     meter = printer.meter
     assert meter is not None
     backend = _backend(model, settings, args.quiet)
     try:
-        run = resumed.get(model.sha256)
+        suite = plan.suite
+        run = plan.resumed.get(model.sha256)
         if run is not None:
             printer.write(f"resuming {run.run_id}: {len(run.tasks)} tasks already done")
         else:
             run = new_run(
                 suite, model=model.name, model_sha256=model.sha256, quant=model.quant,
-                backend=model.kind, attempts=args.attempts, settings=recorded,
+                backend=model.kind, attempts=args.attempts, settings=plan.recorded,
             )  # fmt: skip
         printer.write(
             f"eval {run.run_id}: {model.name}, {len(suite.tasks)} tasks of {suite.name}, "
@@ -427,7 +336,7 @@ def _run_model(
             AppPaths.default(), settings, backend, args.attempts, TerminalOperator(printer),
             precheck=not args.no_precheck, cancel=cancel, on_event=on_event,
         )  # fmt: skip
-        evaluate(suite, task_run, run, store, on_progress=on_progress, on_start=on_start)
+        evaluate(suite, task_run, run, plan.store, on_progress=on_progress, on_start=on_start)
         return run
     finally:
         if backend.loaded is not None:

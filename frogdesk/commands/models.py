@@ -12,55 +12,29 @@ from typing import Any
 from frogdesk.commands.common import UserError, config_path, load_settings
 from frogdesk.commands.quantcheck import add_check_arguments, run_check
 from frogdesk.config import Settings
-from frogdesk.core.chooser import hub_choices, repo_listing
+from frogdesk.core.chooser import drift_words, hub_choices
+from frogdesk.core.eval_summary import eval_lines
 from frogdesk.core.model_ops import drift_result, fit_context, progress_line
-from frogdesk.engine.backends import settings_options
-from frogdesk.engine.dialect_info import dialect_line, tool_call_dialect
-from frogdesk.evals.shown import eval_lines
+from frogdesk.core.model_shelf import (
+    disk_rows,
+    estimate_line,
+    import_file,
+    inspect_model,
+    load_options,
+    plan_spec_pull,
+    remember_license_notice,
+    remove,
+)
 from frogdesk.inert import inert_line
-from frogdesk.models.catalog import local_rows
 from frogdesk.models.catalog_row import CatalogRow
-from frogdesk.models.download import download_limits
 from frogdesk.models.errors import ModelError
-from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
-from frogdesk.models.hub import hub_token
 from frogdesk.models.listing import source_line
-from frogdesk.models.local import all_local, hf_cache_dir, import_model
-from frogdesk.models.memory import (
-    Estimate,
-    cpu_repack_types,
-    drafts_with_mtp,
-    largest_context,
-    plan,
-)
-from frogdesk.models.model_warnings import (
-    LICENSE_AMBIGUOUS,
-    ModelFacts,
-    ModelWarning,
-    acknowledge,
-    license_key,
-    warnings_for,
-)
 from frogdesk.models.progress import Progress
-from frogdesk.models.pull import plan_pull, pull
-from frogdesk.models.remove import remove_model
-from frogdesk.models.resolve import resolve_local
 from frogdesk.models.retry import RetryPolicy
-from frogdesk.models.spec import parse_filename, parse_spec
-from frogdesk.models.system_memory import available_memory
+from frogdesk.models.spec import parse_spec
+from frogdesk.models.warning import LICENSE_AMBIGUOUS, ModelWarning
 from frogdesk.paths import AppPaths
-from frogdesk.quantcheck.files import describe_result
 from frogdesk.sizes import human_bytes, memory_size
-
-
-def estimate_line(est: Estimate) -> str:
-    """The memory estimate in binary units with every part of its total (empty parts left out)."""
-    shown = ", ".join(
-        f"{name} {memory_size(size)}"
-        for name, size in est.parts
-        if size or name in ("weights", "KV cache", "compute")
-    )
-    return f"{memory_size(est.total)} at {est.context:,} tokens: {shown}"
 
 
 def _context(args: argparse.Namespace, settings: Settings) -> int:
@@ -69,18 +43,12 @@ def _context(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _show_warnings(
-    warnings: list[ModelWarning] | tuple[ModelWarning, ...],
-    settings: Settings,
-    key: str,
-    config_file: Path,
+    warnings: list[ModelWarning], settings: Settings, model: str, config_file: Path
 ) -> None:
     """Print warnings on stderr; remember the once-per-model license notice."""
     for warning in warnings:
         print(inert_line(f"{warning.level}: {warning.text} [{warning.id}]"), file=sys.stderr)
-        if warning.id == LICENSE_AMBIGUOUS and key:
-            settings.acknowledged = acknowledge(
-                config_file, settings.acknowledged, license_key(key)
-            )
+    remember_license_notice(settings, config_file, warnings, model)
 
 
 def _table(rows: list[CatalogRow], paths: AppPaths) -> str:
@@ -99,7 +67,7 @@ def _table(rows: list[CatalogRow], paths: AppPaths) -> str:
                 "yes" if row.local_path else "no",
                 row.fit,
                 ",".join(w.id for w in row.warnings) or "-",
-                inert_line(describe_result(drift_result(row, paths.data_dir))),
+                inert_line(drift_words(row, paths.data_dir)),
             )
         )
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
@@ -112,7 +80,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     """List a repo's quants (from the Hub or its saved listing) or the models on disk."""
     settings = load_settings(args)
     paths = AppPaths.default()
-    memory = available_memory()
     context = _context(args, settings)
     if args.repo:
         spec = parse_spec(args.repo, settings.aliases)
@@ -126,7 +93,6 @@ def cmd_list(args: argparse.Namespace) -> int:
                 settings,
                 paths,
                 endpoint=args.endpoint,
-                token=hub_token(),
                 retry=_retry(),
                 context=context,
             )
@@ -136,8 +102,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         rows = chosen.rows
         source = source_line(chosen.listing)
     else:
-        local = all_local(paths.models_dir)
-        rows = local_rows(local, memory, context, settings.acknowledged, settings.kv_cache_type)
+        rows = disk_rows(settings, paths, context)
         source = "this machine"
     if args.json:
         print(
@@ -206,38 +171,20 @@ def cmd_pull(args: argparse.Namespace) -> int:
     spec = parse_spec(args.spec or settings.model, settings.aliases)
     if spec.kind != "repo":
         raise UserError(f"{spec} is a local file; use `frogdesk models import {spec}`")
-    token = hub_token()
     try:
-        listing, notes = repo_listing(
-            spec, settings, paths, endpoint=args.endpoint, token=token, retry=_retry()
-        )
+        planned = plan_spec_pull(spec, settings, paths, endpoint=args.endpoint, retry=_retry())
     except KeyboardInterrupt:
         raise UserError("cancelled while waiting for the Hub", 130) from None
-    _say(notes)
-    cache = hf_cache_dir()
-    chosen = plan_pull(spec, listing, cache)
-    _show_warnings(
-        warnings_for(ModelFacts(chosen.group.name, spec.repo), settings.acknowledged),
-        settings,
-        spec.repo,
-        config_path(args),
-    )
+    _say(planned.notes)
+    _show_warnings(planned.warnings, settings, spec.repo, config_path(args))
     print(
-        f"pulling {inert_line(chosen.group.label)} ({human_bytes(chosen.total_bytes)}) "
-        f"from {listing.endpoint} into {cache}",
+        f"pulling {inert_line(planned.label)} ({human_bytes(planned.total_bytes)}) "
+        f"from {planned.listing.endpoint} into {planned.cache}",
         file=sys.stderr,
     )
     cancel = threading.Event()
     try:
-        files = pull(
-            spec,
-            listing,
-            cache,
-            token=token,
-            progress=print_progress,
-            cancel=cancel,
-            limits=download_limits(settings),
-        )
+        files = planned.run(settings, progress=print_progress, cancel=cancel)
     except KeyboardInterrupt:
         cancel.set()
         raise UserError(
@@ -247,40 +194,17 @@ def cmd_pull(args: argparse.Namespace) -> int:
     return 0
 
 
-def load_options(settings: Settings, info: GgufInfo) -> dict[str, Any]:
-    """The llama.cpp options FrogDesk loads `info`'s file with, as the estimate assumes them."""
-    options = settings_options(settings)
-    return {
-        "use_mmap": options.mmap_for(info.repackable_bytes, info.tensor_bytes),
-        "flash_attn": options.flash_attn_for(info.recurrent_layers > 0),
-        "kv_cache_type": options.kv_cache_type,
-        "n_batch": options.n_batch,
-        "n_ubatch": options.ubatch,
-        "n_threads": options.threads,
-        "cpu_repack_types": sorted(cpu_repack_types()),
-        "mtp": drafts_with_mtp(info, options.speculative),
-    }
-
-
 def cmd_info(args: argparse.Namespace) -> int:
     """Metadata, memory estimate, offload plan and warnings of a local model."""
     settings = load_settings(args)
-    spec = parse_spec(args.spec, settings.aliases)
-    path = spec.path if spec.kind == "path" and spec.path else resolve_local(args.spec, settings)
-    info = inspect_gguf(path)
-    memory = available_memory()
-    context = min(_context(args, settings), info.context_length or _context(args, settings))
-    drafting = settings.speculative
-    flash = settings.flash_attn_choice
-    chosen = plan(info, context, memory, settings.kv_cache_type, flash, drafting=drafting)
-    top = largest_context(info, memory, settings.kv_cache_type, flash, drafting=drafting)
-
-    name = parse_filename(path.name)
-    assert name is not None
-    facts = ModelFacts.of(name, spec.repo, info)
-    key = facts.license_model
-    warnings = warnings_for(facts, settings.acknowledged)
-    dialect = tool_call_dialect(path) if info.chat_template else None
+    report = inspect_model(args.spec, settings, getattr(args, "context", None))
+    path, info, chosen, memory = report.path, report.info, report.plan, report.memory
+    top, warnings, key, dialect = (
+        report.largest_context,
+        report.warnings,
+        report.license_model,
+        report.dialect,
+    )
     if args.json:
         est = chosen.estimate
         out: dict[str, Any] = {
@@ -324,7 +248,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             else "none",
         ),
         ("chat template", "yes" if info.chat_template else "no"),
-        ("tool calls", dialect_line(dialect)),
+        ("tool calls", report.dialect_line()),
         (
             "sampling defaults",
             ", ".join(
@@ -360,17 +284,14 @@ def cmd_info(args: argparse.Namespace) -> int:
 def cmd_rm(args: argparse.Namespace) -> int:
     """Remove a model: from the Hugging Face cache, or FrogDesk's own files (imported links, old pulls)."""
     settings = load_settings(args)
-    paths = AppPaths.default()
-    spec = parse_spec(args.spec, settings.aliases)
-    for line in remove_model(spec, paths.models_dir, hf_cache_dir()):
+    for line in remove(args.spec, settings, AppPaths.default()):
         print(inert_line(line))
     return 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     """Make a local GGUF known to FrogDesk, linked (or copied with --copy)."""
-    paths = AppPaths.default()
-    target = import_model(Path(args.path), paths.models_dir, copy=args.copy)
+    target = import_file(Path(args.path), AppPaths.default(), copy=args.copy)
     print(inert_line(str(target)))
     return 0
 

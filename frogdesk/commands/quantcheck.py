@@ -9,17 +9,11 @@ from pathlib import Path
 from typing import TextIO
 
 from frogdesk.commands.common import UserError, load_settings
+from frogdesk.core.quant_check import check_files
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.paths import AppPaths
-from frogdesk.quantcheck.check import (
-    CheckCancelled,
-    CheckOptions,
-    CheckProgress,
-    CheckReport,
-    check_quants,
-)
-from frogdesk.quantcheck.evaluate import EvalOptions
-from frogdesk.quantcheck.files import choose_reference
+from frogdesk.quantcheck.errors import CheckCancelled
+from frogdesk.quantcheck.report import CheckProgress, CheckReport
 
 EXIT_CANCELLED = 130
 
@@ -119,19 +113,16 @@ def run_check(args: argparse.Namespace) -> int:
     if args.cases is not None and args.cases < 0:
         raise UserError("--cases must not be negative")
     files = [_resolve(spec) for spec in args.specs]
-    reference = _resolve(args.reference) if args.reference else choose_reference(files)
+    reference = _resolve(args.reference) if args.reference else None
     settings = load_settings(args)
-    options = CheckOptions(
-        tokens=args.tokens,
-        cases=args.cases,
-        eval=EvalOptions(threads=settings.threads, gpu_layers=max(settings.gpu_layers, -1)),
-    )
     try:
-        report = check_quants(
+        report = check_files(
             files,
             reference,
-            AppPaths.default().data_dir,
-            options,
+            settings,
+            AppPaths.default(),
+            tokens=args.tokens,
+            cases=args.cases,
             progress=_ProgressLine(sys.stderr),
             use_cache=not args.no_cache,
         )

@@ -10,7 +10,7 @@ import argparse
 import dataclasses
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,26 +24,20 @@ from frogdesk.commands.common import UserError, config_path, load_settings
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import LoadProgress, ProgressPrinter, stop_on_signals
 from frogdesk.config import APPROVAL_SETTINGS, DEFAULT_MAX_STEPS, Settings
+from frogdesk.core.model_ops import model_file, watched_backends
 from frogdesk.core.repo_model import with_repository_model
 from frogdesk.core.repo_setup import check_repository
+from frogdesk.core.status import other_dialect_lines
 from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
-from frogdesk.engine.llama.errors import ModelLoadError
-from frogdesk.engine.llama.gguf import read_gguf_header
-from frogdesk.engine.registry import SCRIPT, kind_of, watch_prefill
-from frogdesk.engine.toolcall.crossdialect import OTHER_DIALECT
-from frogdesk.engine.toolcall.dialect import DIALECTS
+from frogdesk.engine.kinds import SCRIPT, kind_of
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import (
     Notice,
 )
-from frogdesk.leaf.records import StepRecord, recovery_counts
-from frogdesk.leaf.trajectory import write_results
+from frogdesk.leaf.records import recovery_counts
 from frogdesk.models.errors import ModelError
-from frogdesk.models.gguf_info import file_type_name
-from frogdesk.models.model_warnings import ModelFacts, warnings_for
-from frogdesk.models.spec import parse_filename
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.parts import BackendFactory, default_backend, resolve_model_path
+from frogdesk.sessions.factories import BackendFactory
 
 
 def register(sub: Any) -> None:
@@ -142,7 +136,7 @@ def main(args: argparse.Namespace) -> int:
             spec = dataclasses.replace(spec, model=settings.model)
     if kind_of(backend).local_model:
         try:  # a missing model is refused before a worktree is made for it
-            resolve_model_path(spec.model, settings)
+            model_file(spec.model, settings)
         except ModelError as exc:
             raise UserError(str(exc)) from None
     workbench = headless_workbench(args, settings, spec.repo)
@@ -165,66 +159,17 @@ def headless_workbench(args: argparse.Namespace, settings: Settings, repo: Path)
 
 
 def loading_backends(quiet: bool) -> BackendFactory:
-    """The default backends, a llama model's load shown as a percentage on stderr, and each
-    prompt's prefill as llama.cpp decodes it (tokens, rate, ETA)."""
+    """The default backends, a llama model's honest warnings on stderr before it loads, its
+    load shown as a percentage, and each prompt's prefill as llama.cpp decodes it (tokens,
+    rate, ETA)."""
     prefill = ProgressPrinter(sys.stderr, quiet)
-    warned: set[Path] = set()
 
-    def factory(record: Any, settings: Any, replies_done: int = 0) -> Any:
-        if not kind_of(record.backend).local_model:
-            return default_backend(record, settings, replies_done)
-        _warn_before_loading(resolve_model_path(record.model, settings), warned)
-        shown = None if quiet else LoadProgress(sys.stderr)
-        backend = default_backend(record, settings, replies_done, progress=shown)
-        if not quiet:
-            watch_prefill(backend, prefill.prefill)
-        return backend
+    def warn(line: str) -> None:
+        print(inert_line(f"frogdesk: {line}"), file=sys.stderr)
 
-    return factory
-
-
-def _warn_before_loading(path: Path, warned: set[Path]) -> None:
-    """The model's honest warnings on stderr, once per file, before it loads.
-
-    Read from the light header parse (the full reader costs memory a capped run may not
-    have); a file it cannot read gets no warnings here, and its load says what is wrong.
-    The license notice is left to where a model is chosen.
-    """
-    name = parse_filename(path.name)
-    if path in warned or name is None:
-        return
-    warned.add(path)
-    try:
-        header = read_gguf_header(path)
-    except (ModelLoadError, OSError, ValueError):
-        return
-    meta = header.metadata
-    code = meta.get("general.file_type")
-    quant = file_type_name(code if isinstance(code, int) else None, path)
-    facts = ModelFacts(name, gguf_name=str(meta.get("general.name", "")), file_type=quant)
-    for warning in warnings_for(facts, license_notice=False):
-        if warning.level != "info":
-            line = f"frogdesk: {warning.level}: {warning.text} [{warning.id}]"
-            print(inert_line(line), file=sys.stderr)
-
-
-def other_dialect_lines(dialect: str, steps: Sequence[StepRecord]) -> list[str]:
-    """A line per dialect the model's replies were read in that is not its own."""
-    counts = recovery_counts(steps)
-    own = DIALECTS.get(dialect)
-    own_title = own.title if own is not None else (dialect or "unknown")
-    lines = []
-    for kind, n in counts.items():
-        if not kind.startswith(OTHER_DIALECT):
-            continue
-        seen = DIALECTS.get(kind[len(OTHER_DIALECT) :])
-        form = seen.title if seen is not None else kind[len(OTHER_DIALECT) :]
-        times = "once" if n == 1 else f"{n} times"
-        lines.append(
-            f"the model's reply looked like a tool call in {form} but not in this model's "
-            f"dialect ({own_title}); read as a call {times}"
-        )
-    return lines
+    if quiet:
+        return watched_backends(warn)
+    return watched_backends(warn, lambda: LoadProgress(sys.stderr), prefill.prefill)
 
 
 def run_session(
@@ -252,7 +197,7 @@ def run_session(
     outcome = session.outcome
     assert outcome is not None  # run() returned, so the run ended
     output: Path = args.output or workbench.session_dir(outcome.record.id)
-    traj_path, patch_path = write_results(output.expanduser(), outcome.trajectory)
+    traj_path, patch_path = outcome.write_results(output.expanduser())
     printer.write(f"wrote {traj_path} and {patch_path}")
     if getattr(args, "apply", False) and outcome.patch:
         printer.write(workbench.apply_all(outcome.record.id, printer.write))

@@ -203,16 +203,18 @@ def resume_main(args: argparse.Namespace) -> int:
             session.prepare()
         else:
             try:
-                switch = workbench.price_stored_switch(args.id, args.model)
+                plan = workbench.price_switch(args.model, args.id)
             except ModelError:
                 if not pull_for_switch(args.model, workbench, printer):
                     raise
-                switch = workbench.price_stored_switch(args.id, args.model)
-            printer.write(f"frogdesk: {switch.announcement()}")
-            session = workbench.switch_stored(switch, TerminalOperator(printer), overrides=limits)
-            printer.write(
-                f"switched to {switch.plan.path.name}: re-read {switch.evaluated:,} tokens"
+                plan = workbench.price_switch(args.model, args.id)
+            printer.write(f"frogdesk: {plan.announcement()}")
+            switched = workbench.switch_model(
+                args.model, args.id, TerminalOperator(printer), overrides=limits
             )
+            assert switched.session is not None  # a stored session moves with its model
+            session = switched.session
+            printer.write(f"switched to {plan.path.name}: re-read {switched.reread:,} tokens")
         if limits:
             shown = ", ".join(f"{k}={v:g}" for k, v in limits.items())
             printer.write(f"limits from here on: {shown}")
@@ -227,7 +229,7 @@ def send_back_main(args: argparse.Namespace) -> int:
     workbench = _workbench(args)
 
     def opener(printer: ProgressPrinter) -> CoreSession:
-        sent, session = workbench.sent_back(args.id, args.comment, TerminalOperator(printer))
+        sent, session = workbench.send_back(args.id, args.comment, TerminalOperator(printer))
         if sent.reverted:
             names = ", ".join(inert_line(path) for path in sent.reverted)
             printer.write(f"reverted in the worktree: {names}")

@@ -52,9 +52,14 @@ class HubChoices:
     """Names the listing refused, models moved out of the old folder: one line each."""
 
 
+def drift_words(row: CatalogRow, data_dir: Path) -> str:
+    """The latest quant-check result of a row's file in words ("not measured" otherwise)."""
+    return describe_result(drift_result(row, data_dir))
+
+
 def measured_drift(rows: list[CatalogRow], data_dir: Path) -> dict[str, str]:
     """The latest quant-check result of each row on disk, in words ("not measured" otherwise)."""
-    return {row.label: describe_result(drift_result(row, data_dir)) for row in rows}
+    return {row.label: drift_words(row, data_dir) for row in rows}
 
 
 def local_choices(settings: Settings, paths: AppPaths) -> LocalChoices:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.core.history import HistoryItem
@@ -19,6 +18,21 @@ from frogdesk.review.decisions import HunkDecisions
 from frogdesk.review.undo import UndoResult
 from frogdesk.sessions.operator import Operator as Operator  # re-exported: the faces implement it
 from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.sendback import SentBack
+
+S = TypeVar("S", bound="AgentSession", covariant=True)
+
+
+@dataclass(frozen=True)
+class Switched(Generic[S]):
+    """A model switch done: the model now loaded, the session on it, the tokens re-read."""
+
+    info: BackendInfo
+    session: S | None
+    """The session that moved (None when there was none)."""
+    reread: int = 0
+    """Tokens of the conversation the model evaluated to take it over (0: at its next run)."""
+
 
 AttemptEvents = Callable[[int, LoopEvent], None]
 """Receives each attempt's loop events with its index, from the attempts' threads."""
@@ -119,23 +133,38 @@ class Workbench(Protocol):
         """Undo the session's newest apply; None when there is none (blocking)."""
         ...
 
-    def send_back(self, session_id: str, comment: str, operator: Operator) -> AgentSession:
-        """Queue the review's feedback for the model; running the result continues (blocking)."""
+    def send_back(
+        self, session_id: str, comment: str, operator: Operator
+    ) -> tuple[SentBack, AgentSession]:
+        """Revert the rejected hunks and queue the review's feedback for the model: what was
+        reverted and the message it gets, and the session, whose next run continues
+        (blocking)."""
         ...
 
-    def price_switch(self, path: Path, session_id: str | None, context_tokens: int) -> SwitchPlan:
-        """What moving to the model at `path` costs and which warnings it carries (blocking)."""
+    def price_switch(
+        self, model: str, session_id: str | None, context_tokens: int = 0
+    ) -> SwitchPlan:
+        """What moving to `model` (a .gguf path or a spec on disk) costs and which warnings it
+        carries (blocking): for a session held open here, from the tokens it holds (or
+        `context_tokens`); for a stored one, from its transcript; with none, for the next
+        session. Raises ModelError when the model is not on this machine."""
         ...
 
     def switch_model(
         self,
-        path: Path,
+        model: str,
         session_id: str | None,
-        cancel: threading.Event,
+        operator: Operator,
+        *,
+        cancel: threading.Event | None = None,
         progress: Callable[[float], None] | None = None,
-    ) -> BackendInfo:
-        """Load the model at `path` for the session (recorded in its record) and the next ones
-        (blocking; `progress` hears the fraction loaded); on failure the old model stays."""
+        overrides: dict[str, Any] | None = None,
+    ) -> Switched[AgentSession]:
+        """Move to `model` (blocking; `progress` hears the fraction loaded), the rules
+        `price_switch` announced: a session held open here keeps its conversation, re-read
+        now when it was running or at its next run; a stored session is reopened on the model
+        and re-read now (with `overrides`, its raised limits); with no session the model
+        serves the next one. On failure the old model stays."""
         ...
 
     def watch_prefill(self, heard: Callable[[int, int], None] | None) -> bool:
@@ -165,6 +194,7 @@ class Workbench(Protocol):
 
     def choose_attempt(
         self, outcome: AttemptsOutcome, session_id: str, keep_others: bool
-    ) -> SessionRecord:
-        """Make an attempt the session under review; discard the others unless kept."""
+    ) -> tuple[SessionRecord, list[str]]:
+        """Make an attempt the session under review, the others discarded unless kept: its
+        record and the ids discarded (blocking)."""
         ...

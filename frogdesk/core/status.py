@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from frogdesk.engine.toolcall.crossdialect import OTHER_DIALECT
+from frogdesk.engine.toolcall.dialect import DIALECTS
 from frogdesk.leaf.exit_words import exit_words
+from frogdesk.leaf.records import StepRecord, recovery_counts
 from frogdesk.sessions.active import shown_status
 from frogdesk.sessions.record import SessionRecord
 
@@ -46,3 +51,22 @@ def sent_back_words(comment: str) -> str:
     """The user's turn a face shows for a send-back: their comment, or that there was none."""
     text = comment.strip()
     return f"Sent back from the review: {text}" if text else "Sent back from the review."
+
+
+def other_dialect_lines(dialect: str, steps: Sequence[StepRecord]) -> list[str]:
+    """A line per dialect the model's replies were read in that is not its own."""
+    counts = recovery_counts(steps)
+    own = DIALECTS.get(dialect)
+    own_title = own.title if own is not None else (dialect or "unknown")
+    lines = []
+    for kind, n in counts.items():
+        if not kind.startswith(OTHER_DIALECT):
+            continue
+        seen = DIALECTS.get(kind[len(OTHER_DIALECT) :])
+        form = seen.title if seen is not None else kind[len(OTHER_DIALECT) :]
+        times = "once" if n == 1 else f"{n} times"
+        lines.append(
+            f"the model's reply looked like a tool call in {form} but not in this model's "
+            f"dialect ({own_title}); read as a call {times}"
+        )
+    return lines

@@ -19,7 +19,7 @@ from frogdesk.config import Settings
 from frogdesk.core.chooser import pull_missing
 from frogdesk.core.history import HistoryItem, history_items
 from frogdesk.core.model_ops import load_backend
-from frogdesk.core.ports import AgentSession, AttemptEvents, SessionSummary
+from frogdesk.core.ports import AgentSession, AttemptEvents, SessionSummary, Switched
 from frogdesk.core.reviewing import (
     SessionReview,
     apply_all,
@@ -28,9 +28,10 @@ from frogdesk.core.reviewing import (
     undo_latest,
 )
 from frogdesk.engine.chat import Backend, BackendInfo
+from frogdesk.engine.kinds import kind_of
 from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.openai.errors import EndpointError
-from frogdesk.engine.registry import kind_of, watch_prefill
+from frogdesk.engine.registry import watch_prefill
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.models.move_cost import plan_switch
 from frogdesk.models.progress import ProgressCallback
@@ -46,9 +47,10 @@ from frogdesk.sandbox.levels import detect
 from frogdesk.sandbox.tool_report import toolchain_summary
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
 from frogdesk.sessions.errors import SessionNotFoundError
-from frogdesk.sessions.move import ModelSwitch, measured_prefill_rate
+from frogdesk.sessions.factories import BackendFactory
+from frogdesk.sessions.move import measured_prefill_rate
 from frogdesk.sessions.operator import NOBODY, Operator
-from frogdesk.sessions.parts import BackendFactory, default_backend
+from frogdesk.sessions.parts import default_backend, resolve_model_path
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.sendback import SentBack, SessionBusyError
@@ -121,7 +123,9 @@ class CoreSession:
             session_id = self.record.id
             if prompt:
                 self.service.add_message(session_id, prompt)
-            self.active = self.service.open(session_id, overrides=self._overrides)
+            self.active = self.service.open(
+                session_id, overrides=self._overrides, operator=self.operator
+            )
             self._ready = True
         assert self.active is not None
         self.active.override(self._overrides)
@@ -286,21 +290,6 @@ class CoreWorkbench:
         """Queue the user's next message to a stored session, for its next run (blocking)."""
         self.service.add_message(session_id, text)
 
-    def price_stored_switch(self, session_id: str, spec: str) -> ModelSwitch:
-        """The cost of moving a stored session to another quant or model, announced before
-        `switch_stored` performs it."""
-        return self.service.switch_model(session_id, spec)
-
-    def switch_stored(
-        self,
-        switch: ModelSwitch,
-        operator: Operator,
-        overrides: dict[str, Any] | None = None,
-    ) -> CoreSession:
-        """Open the priced session on its new model, conversation re-read (blocking)."""
-        active = switch.perform()
-        return self._hand_out(CoreSession(self.service, active.record, active, overrides, operator))
-
     def sessions(self) -> Sequence[SessionSummary]:
         """This repository's sessions, newest first, with their changed-file counts (blocking)."""
         root = str(self.repo.resolve())
@@ -395,15 +384,12 @@ class CoreWorkbench:
         """Undo the session's newest apply."""
         return undo_latest(self.service.store, session_id)
 
-    def send_back(self, session_id: str, comment: str, operator: Operator) -> CoreSession:
-        """Revert rejected hunks, queue the feedback; the returned session continues (blocking)."""
-        return self.sent_back(session_id, comment, operator)[1]
-
-    def sent_back(
+    def send_back(
         self, session_id: str, comment: str, operator: Operator
     ) -> tuple[SentBack, CoreSession]:
-        """`send_back`, with what was reverted and the message the model gets."""
-        sent, active = self.service.send_back(session_id, comment)
+        """Revert rejected hunks and queue the feedback: what was reverted and the message the
+        model gets, and the session, whose next run continues (blocking)."""
+        sent, active = self.service.send_back(session_id, comment, operator)
         session = CoreSession(self.service, active.record, active, operator=operator)
         return sent, self._hand_out(session)
 
@@ -413,38 +399,63 @@ class CoreWorkbench:
         local = active is not None and kind_of(active.record.backend).local_model
         return active if local else None
 
-    def price_switch(self, path: Path, session_id: str | None, context_tokens: int) -> SwitchPlan:
-        """The cost of moving to `path`: from the session's own token count where it ran here."""
+    def _stored(self, session_id: str | None) -> bool:
+        """A session id this workbench holds no open session for (a stored session)."""
+        return bool(session_id) and session_id not in self._opened
+
+    def price_switch(
+        self, model: str, session_id: str | None, context_tokens: int = 0
+    ) -> SwitchPlan:
+        """What moving to `model` costs: from the open session's own token count where it ran
+        here, from a stored session's transcript (refused where it cannot move), else from
+        `context_tokens` at the rate the session's transcript measured."""
         active = self._active_llama(session_id) if session_id else None
         if active is not None:
-            return self.service.switch_model(active, str(path)).plan
+            return self.service.switch_model(active, model).plan
+        if session_id and self._stored(session_id):
+            return self.service.switch_model(session_id, model).plan
         rate = None
         if session_id:
             rate = measured_prefill_rate(self.service.store.read_transcript(session_id))
-        return plan_switch(str(path), self.settings, context_tokens, rate, paths=self.service.paths)
+        return plan_switch(model, self.settings, context_tokens, rate, paths=self.service.paths)
 
     def switch_model(
         self,
-        path: Path,
+        model: str,
         session_id: str | None,
-        cancel: threading.Event,
+        operator: Operator = NOBODY,
+        *,
+        cancel: threading.Event | None = None,
         progress: Callable[[float], None] | None = None,
-    ) -> BackendInfo:
-        """Load `path` for this session (recorded in its record) and every later one."""
+        overrides: dict[str, Any] | None = None,
+    ) -> Switched[CoreSession]:
+        """Move to `model` for the session and every later one (see the port): an open
+        session that ran keeps its backend's options and re-reads now; a stored one is
+        reopened on it and re-read now; otherwise the model is loaded and recorded."""
         active = self._active_llama(session_id) if session_id else None
         if active is not None:
-            switched = self.service.switch_model(active, str(path)).perform(cancel)
+            switch = self.service.switch_model(active, model)
+            switched = switch.perform(cancel)
             opened = self._opened[switched.record.id]
             opened.active = switched
             self.backend = switched.backend
-            return switched.backend.info
+            return Switched(switched.backend.info, opened, switch.evaluated)
+        if session_id and self._stored(session_id):
+            switch = self.service.switch_model(session_id, model)
+            reopened = switch.perform(cancel, operator)
+            session = CoreSession(self.service, reopened.record, reopened, overrides, operator)
+            return Switched(reopened.backend.info, self._hand_out(session), switch.evaluated)
+        given = Path(model).expanduser()
+        # a file given is loaded and recorded as named (an imported link stays the link)
+        path = given if given.is_file() else resolve_model_path(model, self.settings)
         backend = load_backend(self.settings, path, progress)
         previous, self.backend = self.backend, backend
         if previous is not None and previous is not backend:
             previous.close()
+        held = self._opened.get(session_id) if session_id else None
         if session_id:
             self._record_model(session_id, str(path))
-        return backend.info
+        return Switched(backend.info, held)
 
     def _record_model(self, session_id: str, model: str) -> None:
         store = self.service.store
@@ -531,13 +542,8 @@ class CoreWorkbench:
 
     def choose_attempt(
         self, outcome: AttemptsOutcome, session_id: str, keep_others: bool
-    ) -> SessionRecord:
-        """The chosen attempt's record; the others discarded unless kept (blocking)."""
-        self.keep_attempt(outcome, session_id, keep_others)
-        return self.service.store.get(session_id)
-
-    def keep_attempt(
-        self, outcome: AttemptsOutcome, session_id: str, keep_others: bool
-    ) -> list[str]:
-        """`choose_attempt`, returning the ids of the attempts discarded (blocking)."""
-        return choose_attempt(self.service, outcome, session_id, keep_others=keep_others)
+    ) -> tuple[SessionRecord, list[str]]:
+        """The chosen attempt's record, the others discarded unless kept: the record and the
+        ids discarded (blocking)."""
+        gone = choose_attempt(self.service, outcome, session_id, keep_others=keep_others)
+        return self.service.store.get(session_id), gone

@@ -14,7 +14,7 @@ from frogdesk.engine.llama.plan import (
     say_load_notices,
     settings_options,
 )
-from frogdesk.engine.registry import BackendRequest, kind_of
+from frogdesk.engine.registry import BackendRequest, make
 
 __all__ = [
     "FALLBACK_CONTEXT",
@@ -45,4 +45,4 @@ def make_backend(
     request = BackendRequest(
         settings, model_path=model_path, script=script, endpoint=endpoint, progress=progress
     )
-    return kind_of(settings.backend).make(request)
+    return make(request, settings.backend)

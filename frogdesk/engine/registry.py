@@ -1,8 +1,7 @@
-"""The backend kinds FrogDesk knows: how to make each one and what it can do.
+"""How each backend kind is made, and what only a loaded backend of a kind can do.
 
-Callers ask a kind's capabilities (`kind_of(record.backend).local_model`) instead of
-comparing its name, so a new kind is one entry here, and this is the only module that
-tells `llama`, `openai` and `script` apart by name.
+The kinds and their abilities are the value table in `engine.kinds`; this is the only
+module that tells `llama`, `openai` and `script` apart by name or class.
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING
 from frogdesk.config import Settings
 from frogdesk.engine.chat import Backend
 from frogdesk.engine.errors import BackendError
+from frogdesk.engine.kinds import LLAMA, OPENAI, SCRIPT, kind_of
 from frogdesk.engine.llama.plan import plan_llama, say_load_notices
 from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.openai.errors import EndpointError
@@ -43,29 +43,6 @@ class BackendRequest:
 
 Maker = Callable[[BackendRequest], Backend]
 """Builds a ready backend of one kind; raises BackendError when a part it needs is missing."""
-
-
-@dataclass(frozen=True)
-class BackendKind:
-    """One backend kind: its name (as in the settings and session records), maker and abilities."""
-
-    name: str
-    make: Maker
-    local_model: bool = False
-    """Runs a GGUF on this machine, in-process: its model is resolved through the model
-    resolver, its memory planned, its warnings shown before loading, its quants switched."""
-    remote_endpoint: bool = False
-    """Talks to an OpenAI-compatible endpoint the settings name (which reports its model)."""
-    replays_script: bool = False
-    """Replays a file of recorded replies: a session's model is that file, and each session
-    replays its own (a backend loaded for others is never handed to it)."""
-    rereads_on_switch: bool = False
-    """Moving a session to another model re-reads (prefills) the whole conversation on it,
-    a cost priced and announced first."""
-    shared_weights: bool = False
-    """Parallel attempts share one model in memory: one context of N sequences."""
-    drafting: bool = False
-    """Speculative drafting (n-gram, MTP) can propose tokens that the model verifies."""
 
 
 def _make_script(request: BackendRequest) -> Backend:
@@ -113,24 +90,12 @@ def _make_llama(request: BackendRequest) -> Backend:
     return backend
 
 
-LLAMA = BackendKind(
-    "llama",
-    _make_llama,
-    local_model=True,
-    rereads_on_switch=True,
-    shared_weights=True,
-    drafting=True,
-)
-"""llama.cpp in-process on a local GGUF."""
-OPENAI = BackendKind("openai", _make_openai, remote_endpoint=True)
-"""Any OpenAI-compatible server (llama-server, SGLang, vLLM, LM Studio, Ollama)."""
-SCRIPT = BackendKind("script", _make_script, replays_script=True)
-"""Recorded raw replies replayed through the same parser (tests, demos, bug reports)."""
-
-KINDS: dict[str, BackendKind] = {kind.name: kind for kind in (LLAMA, OPENAI, SCRIPT)}
-"""Every kind by name, in the order the user is offered them."""
-KIND_NAMES: tuple[str, ...] = tuple(KINDS)
-"""The names the settings and `--backend` accept."""
+MAKERS: dict[str, Maker] = {
+    LLAMA.name: _make_llama,
+    OPENAI.name: _make_openai,
+    SCRIPT.name: _make_script,
+}
+"""How each kind in `engine.kinds` is made, by name."""
 
 
 def _unknown(name: str) -> Maker:
@@ -140,10 +105,10 @@ def _unknown(name: str) -> Maker:
     return refuse
 
 
-def kind_of(name: str) -> BackendKind:
-    """The kind called `name`; an unknown name (an old or hand-edited record) gets a kind
-    that can do nothing and whose maker says which names there are."""
-    return KINDS.get(name) or BackendKind(name, _unknown(name))
+def make(request: BackendRequest, kind: str) -> Backend:
+    """A ready backend of the kind called `kind`; raises BackendError when a part it needs is
+    missing or no kind has that name."""
+    return MAKERS.get(kind, _unknown(kind))(request)
 
 
 def loaded_weights(backend: Backend | None) -> LlamaModel | None:

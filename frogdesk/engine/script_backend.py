@@ -105,19 +105,23 @@ class ScriptBackend:
     """Replays a script's replies in order, one per `generate` call, streamed in small chunks.
 
     `strict_calls` False leaves argument checks to the tools (see `QwenXmlToolParser`).
-    `dialect` overrides the script's own (its first line, else Qwen3-Coder XML).
+    `dialect` overrides the script's own (its first line, else Qwen3-Coder XML). `skip`
+    replies are taken as already used (a resumed session continues after them).
     """
 
     def __init__(
         self,
         path: Path,
         *,
+        skip: int = 0,
         chunk_chars: int = 8,
         strict_calls: bool = False,
         dialect: ToolCallDialect | None = None,
     ) -> None:
         if chunk_chars < 1:
             raise ValueError("chunk_chars must be at least 1")
+        if skip < 0:
+            raise ValueError("skip counts replies already used: it cannot be negative")
         self.path = path
         header, self._replies = read_script_file(path)
         self._thinking = header.thinking
@@ -125,7 +129,7 @@ class ScriptBackend:
         """The tool-call dialect the replies are parsed in."""
         self._chunk = chunk_chars
         self._strict = strict_calls
-        self._next = 0
+        self._next = skip
         self._lock = threading.Lock()
 
     @property

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from frogdesk.evals.task import EvalError, EvalTask, read_tree, validate
+from frogdesk.evals.errors import EvalError
+from frogdesk.evals.task import EvalTask, read_tree, validate
 
 CHECKS = {
     ".py": ("python3 -m unittest discover -q -p '*_test.py'", ("python3",)),

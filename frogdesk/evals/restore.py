@@ -11,7 +11,8 @@ import base64
 import shlex
 from pathlib import PurePosixPath
 
-from frogdesk.evals.task import EvalError, EvalTask
+from frogdesk.evals.errors import EvalError
+from frogdesk.evals.task import EvalTask
 from frogdesk.sizes import human_bytes
 
 RESTORE_FAILED = 97

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.durable import atomic_write_text
+from frogdesk.evals.errors import EvalError
 from frogdesk.evals.results import RunResult, TaskResult
-from frogdesk.evals.task import EvalError
 
 RUN_FILE = "run.json"
 TASKS_DIR = "tasks"

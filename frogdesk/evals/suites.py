@@ -7,9 +7,10 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from frogdesk.evals.errors import EvalError
 from frogdesk.evals.exercism import load_exercise, practice_root
 from frogdesk.evals.starter import STARTER, starter_tasks
-from frogdesk.evals.task import EvalError, EvalTask, load_task_folder
+from frogdesk.evals.task import EvalTask, load_task_folder
 
 
 @dataclass

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from frogdesk.errors import FrogDeskError
+from frogdesk.evals.errors import EvalError
 from frogdesk.sizes import human_bytes
 
 DEFAULT_TIMEOUT = 120.0
@@ -35,10 +35,6 @@ MAX_TASK_BYTES = 4 << 20
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 """Task names: they become file names in the results store."""
-
-
-class EvalError(FrogDeskError, ValueError):
-    """An eval suite, task or stored run that cannot be used; the message says which and why."""
 
 
 @dataclass(frozen=True)

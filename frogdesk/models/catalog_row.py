@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.models.memory import Plan
-from frogdesk.models.model_warnings import ModelWarning
 from frogdesk.models.spec import GgufName
+from frogdesk.models.warning import ModelWarning
 
 
 @dataclass(frozen=True)

@@ -5,30 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
-from typing import Literal
 
 from frogdesk import config
-from frogdesk.models.gguf_info import GgufInfo
-from frogdesk.models.spec import GgufName
-
-Level = Literal["info", "warning", "refusal"]
-
-UNVALIDATED_QUANT = "unvalidated-quant"
-UNVALIDATED_PLATFORM = "unvalidated-platform"
-LOW_BITS = "low-bits"
-NO_QUALITY_EVAL = "no-quality-eval"
-VISION_REFUSED = "vision-refused"
-LICENSE_AMBIGUOUS = "license-ambiguous"
-QUANT_MISNAMED = "quant-misnamed"
-
-
-@dataclass(frozen=True)
-class ModelWarning:
-    """One warning: a stable id (for tests, the TUI and --json), its level and its text."""
-
-    id: str
-    level: Level
-    text: str
+from frogdesk.models.gguf_header import read_header
+from frogdesk.models.gguf_info import GgufInfo, file_type_name
+from frogdesk.models.spec import GgufName, parse_filename
+from frogdesk.models.warning import (
+    LICENSE_AMBIGUOUS,
+    LOW_BITS,
+    NO_QUALITY_EVAL,
+    QUANT_MISNAMED,
+    UNVALIDATED_PLATFORM,
+    UNVALIDATED_QUANT,
+    VISION_REFUSED,
+    ModelWarning,
+)
 
 
 def is_frognano(*names: str) -> bool:
@@ -170,6 +161,27 @@ def warnings_for(
         return model_warnings(replace(facts.name, mmproj=True), frognano, acknowledged, key)
     quant = recorded_quant(facts.file_type)
     return model_warnings(facts.name, frognano, acknowledged, key, quant)
+
+
+def header_warnings(path: Path) -> list[ModelWarning]:
+    """The warnings of the GGUF file at `path` from its header alone, without the license
+    notice (that is for where a model is chosen): what a headless load says first.
+
+    The header is read by the light, bounded parser (the full reader costs memory a capped
+    run may not have); a file whose name or header cannot be read gets none here, and its
+    load says what is wrong.
+    """
+    name = parse_filename(path.name)
+    if name is None:
+        return []
+    try:
+        meta = read_header(path).metadata
+    except (OSError, ValueError):  # HeaderCorrupt and HeaderTruncated are ValueErrors
+        return []
+    code = meta.get("general.file_type")
+    quant = file_type_name(code if isinstance(code, int) else None, path)
+    facts = ModelFacts(name, gguf_name=str(meta.get("general.name", "")), file_type=quant)
+    return warnings_for(facts, license_notice=False)
 
 
 def acknowledge(config_file: Path, current: Sequence[str], key: str) -> list[str]:

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.models.errors import ModelError
-from frogdesk.models.local import all_local
-from frogdesk.models.local import check_loadable as check_loadable  # where the faces look for it
+from frogdesk.models.local import all_local, check_loadable
 from frogdesk.models.local_model import LocalModel
 from frogdesk.models.spec import ModelGroup, ModelSpec, parse_spec, pick_group
 from frogdesk.paths import AppPaths

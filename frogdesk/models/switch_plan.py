@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.models.gguf_info import GgufInfo
-from frogdesk.models.model_warnings import ModelWarning
+from frogdesk.models.warning import ModelWarning
 
 
 @dataclass(frozen=True)
@@ -38,3 +38,9 @@ class SwitchPlan:
     info: GgufInfo
     cost: SwitchCost
     warnings: tuple[ModelWarning, ...]
+
+    def announcement(self) -> str:
+        """The cost line, and the warnings of the new model, for the user."""
+        lines = [f"{self.path.name}: {self.cost.describe()}"]
+        lines += [w.text for w in self.warnings]
+        return "\n".join(lines)

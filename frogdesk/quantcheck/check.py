@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from frogdesk.errors import FrogDeskError
 from frogdesk.quantcheck.corpus import Corpus, load_corpus
+from frogdesk.quantcheck.errors import CheckCancelled, CheckError
 from frogdesk.quantcheck.evaluate import EvalOptions, ModelEvaluator
 from frogdesk.quantcheck.files import quant_label
 from frogdesk.quantcheck.metrics import (
@@ -23,6 +23,7 @@ from frogdesk.quantcheck.metrics import (
     tool_call_fidelity,
     tool_call_outcomes,
 )
+from frogdesk.quantcheck.report import CheckProgress, CheckReport, ProgressFn, QuantResult
 from frogdesk.quantcheck.store import (
     ReferenceKey,
     ReferenceRecord,
@@ -36,14 +37,6 @@ from frogdesk.quantcheck.store import (
 STOP_AFTER_CALL = "</function>"
 
 
-class CheckError(FrogDeskError):
-    """The check cannot compare these files (different tokenizers, nothing to score)."""
-
-
-class CheckCancelled(Exception):
-    """The check was cancelled; nothing was cached for the unfinished file."""
-
-
 @dataclass(frozen=True)
 class CheckOptions:
     """What a check scores and how: token and case budgets, window, top-k, llama.cpp options."""
@@ -54,69 +47,6 @@ class CheckOptions:
     top_k: int = 32
     max_call_tokens: int = 32
     eval: EvalOptions = field(default_factory=EvalOptions)
-
-
-@dataclass(frozen=True)
-class CheckProgress:
-    """Where a running check is: which file and phase, positions or cases done, rate and ETA."""
-
-    file: str
-    phase: str
-    done: int
-    total: int
-    rate: float
-    eta_s: float | None
-
-
-@dataclass(frozen=True)
-class QuantResult:
-    """One file's measurements against the reference."""
-
-    file: str
-    quant: str
-    mean_kl: float
-    p99_kl: float
-    top1_agreement: float
-    ppl: float
-    ref_ppl: float
-    tool_call_fidelity: float | None
-    tool_call_cases: int
-    tokens: int
-    reference: str
-    reference_quant: str
-    corpus_version: str
-    date: str
-    tool_calls: dict[str, int] = field(default_factory=dict)
-    """Of the cases where the reference calls a tool: this file's exact, recovered and lost calls."""
-    cached: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        """The row of `models check --json`."""
-        out = asdict(self)
-        out.pop("cached")
-        return out
-
-
-@dataclass(frozen=True)
-class CheckReport:
-    """The reference used, the corpus version, and one result per file (the reference first)."""
-
-    reference: str
-    reference_quant: str
-    corpus_version: str
-    results: list[QuantResult]
-
-    def to_json(self) -> dict[str, Any]:
-        """The object `models check --json` prints."""
-        return {
-            "reference": self.reference,
-            "reference_quant": self.reference_quant,
-            "corpus_version": self.corpus_version,
-            "results": [r.to_json() for r in self.results],
-        }
-
-
-ProgressFn = Callable[[CheckProgress], None]
 
 
 class _Run:

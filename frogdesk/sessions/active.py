@@ -10,7 +10,7 @@ from frogdesk.config import Settings
 from frogdesk.durable import pid_alive
 from frogdesk.engine.chat import Backend, ToolSchema
 from frogdesk.errors import FrogDeskError
-from frogdesk.sessions.parts import ShellPick
+from frogdesk.sessions.factories import ShellPick
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import Transcript
 from frogdesk.worktree.checkout import Worktree

@@ -8,14 +8,16 @@ from typing import Any, Protocol
 
 from frogdesk.config import Settings
 from frogdesk.engine.estimate import estimate_prompt_tokens
-from frogdesk.engine.registry import kind_of, reopened_like
+from frogdesk.engine.kinds import kind_of
+from frogdesk.engine.registry import reopened_like
 from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.models.move_cost import plan_switch
 from frogdesk.models.switch_plan import SwitchPlan
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
-from frogdesk.sessions.parts import BackendFactory
+from frogdesk.sessions.factories import BackendFactory
+from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.sendback import SessionBusyError
 from frogdesk.sessions.store import SessionStore, Transcript
@@ -35,8 +37,9 @@ class SessionHost(Protocol):
         *,
         record: SessionRecord | None = None,
         overrides: dict[str, Any] | None = None,
+        operator: Operator = NOBODY,
     ) -> ActiveSession:
-        """Reopen a stored session to run it."""
+        """Reopen a stored session to run it, `operator` told how its state was read."""
         ...
 
 
@@ -70,11 +73,11 @@ class ModelSwitch:
 
     def announcement(self) -> str:
         """The cost line, and the warnings of the new model, for the user."""
-        lines = [f"{self.plan.path.name}: {self.plan.cost.describe()}"]
-        lines += [w.text for w in self.plan.warnings]
-        return "\n".join(lines)
+        return self.plan.announcement()
 
-    def perform(self, cancel: threading.Event | None = None) -> ActiveSession:
+    def perform(
+        self, cancel: threading.Event | None = None, operator: Operator = NOBODY
+    ) -> ActiveSession:
         """Load the new model, re-read the conversation on it, and record it on the session.
 
         The transcript is kept as it is; on failure the session keeps its old model.
@@ -94,7 +97,7 @@ class ModelSwitch:
                 old.close()
                 active.record = record
             else:
-                active = self.service.open(record.id, record=record)
+                active = self.service.open(record.id, record=record, operator=operator)
             messages = active.transcript.conversation()
             rereads = kind_of(record.backend).rereads_on_switch
             prefill = getattr(active.backend, "prefill", None) if rereads else None

@@ -4,62 +4,25 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
-import os
-import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import cast
 
 from frogdesk.config import BackendName, Settings
 from frogdesk.engine.backends import make_backend
 from frogdesk.engine.chat import Backend
-from frogdesk.engine.registry import kind_of
-from frogdesk.engine.script_backend import ScriptBackend, read_script
+from frogdesk.engine.kinds import kind_of
+from frogdesk.engine.script_backend import ScriptBackend
 from frogdesk.models.resolve import resolve_local
 from frogdesk.sandbox.levels import choose_shell
 from frogdesk.sandbox.limits import command_limits
-from frogdesk.sandbox.shells.protocol import Shell
+from frogdesk.sessions.factories import ShellPick
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.staging import clear_abandoned, staging_path
 from frogdesk.sessions.store import SessionStore
 from frogdesk.worktree.checkout import Worktree, prune_stale, remove_named
 from frogdesk.worktree.errors import WorktreeError
-
-
-@dataclass(frozen=True)
-class ShellPick:
-    """The shell a session got, its level and why (shown to the user)."""
-
-    shell: Shell
-    level: str
-    reason: str = ""
-    warnings: tuple[str, ...] = ()
-
-
-class BackendFactory(Protocol):
-    """Builds the backend of a session from its record and settings."""
-
-    def __call__(self, record: SessionRecord, settings: Settings, replies_done: int = 0) -> Backend:
-        """A ready backend; `replies_done` replies were already used before a resume."""
-        ...
-
-
-ShellFactory = Callable[[str, Worktree, Settings], ShellPick]
-"""Builds the shell of a session: (requested sandbox, worktree, settings) -> ShellPick."""
-
-
-def _script_rest(path: Path, skip: int, session_id: str) -> Path:
-    """A copy of a script without its first `skip` replies, for a resumed session."""
-
-    rest = read_script(path)[skip:]
-    lines = [json.dumps({"error": r.error} if r.error else {"text": r.text}) for r in rest]
-    fd, name = tempfile.mkstemp(suffix=".jsonl", prefix=f"frogdesk-{session_id}-")
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write("".join(line + "\n" for line in lines))
-    return Path(name)
 
 
 def default_backend(
@@ -76,11 +39,9 @@ def default_backend(
     """
     kind = kind_of(record.backend)
     if kind.replays_script:
-        script = Path(record.model)
-        if replies_done:
-            script = _script_rest(script, replies_done, record.id)
-        # lenient calls: arguments are checked by the tools, in Leaf's words (as in the vendor's setup)
-        return ScriptBackend(script)
+        # lenient calls: arguments are checked by the tools, in Leaf's words (as in the
+        # vendor's setup); a resumed session goes on after the replies its steps used
+        return ScriptBackend(Path(record.model), skip=replies_done)
 
     # an unknown name (a hand-edited record) reaches the registry, whose maker says so
     settings = dataclasses.replace(settings, backend=cast(BackendName, record.backend))

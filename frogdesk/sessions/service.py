@@ -18,7 +18,7 @@ from typing import Any
 from frogdesk.config import Settings
 from frogdesk.durable import sweep_tree
 from frogdesk.engine.chat import Message
-from frogdesk.engine.registry import kind_of
+from frogdesk.engine.kinds import kind_of
 from frogdesk.errors import DiskFullError, FrogDeskError
 from frogdesk.leaf.approval import CommandGate, approval_mode
 from frogdesk.leaf.events import LoopEvent, Notice
@@ -27,19 +27,13 @@ from frogdesk.leaf.records import LoopResult, StepRecord, add_drafts
 from frogdesk.leaf.runner import ToolRunner
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.leaf.textfile import WRITES_DIR
-from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory
-from frogdesk.logfile import say_notice
+from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory, write_results
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
+from frogdesk.sessions.factories import BackendFactory, ShellFactory
 from frogdesk.sessions.move import ModelSwitch, price_switch
 from frogdesk.sessions.operator import NOBODY, Operator
-from frogdesk.sessions.parts import (
-    BackendFactory,
-    ShellFactory,
-    default_backend,
-    default_shell,
-    prune_worktrees,
-)
+from frogdesk.sessions.parts import default_backend, default_shell, prune_worktrees
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.saved_states import discard_state, load_state, save_state
@@ -73,6 +67,10 @@ class SessionOutcome:
     patch: str
     files_changed: list[str]
     trajectory: dict[str, Any] = field(default_factory=dict)
+
+    def write_results(self, output_dir: Path) -> tuple[Path, Path]:
+        """Write Leaf's result files of this run (trajectory and patch) into `output_dir`."""
+        return write_results(output_dir, self.trajectory)
 
 
 UNASKED_WARNING = (
@@ -216,11 +214,13 @@ class SessionService:
         *,
         record: SessionRecord | None = None,
         overrides: dict[str, Any] | None = None,
+        operator: Operator = NOBODY,
     ) -> ActiveSession:
         """Reopen a stored session to resume it from its transcript.
 
         `record` replaces the stored record (a model switch not yet written); `overrides`
-        replace some of the session's settings (raised limits) and are recorded with it.
+        replace some of the session's settings (raised limits) and are recorded with it;
+        `operator` is told whether the saved engine state was loaded, or why it was not.
         """
         record = record or self.store.get(session_id)
         record.settings.update(overrides or {})
@@ -247,7 +247,7 @@ class SessionService:
             enable_thinking=settings.enable_thinking,
         )  # fmt: skip
         if said:
-            say_notice(said)
+            operator.notice(Notice(said))
         return ActiveSession(record, worktree, backend, shell, settings, tools, transcript)
 
     def run(
@@ -271,7 +271,7 @@ class SessionService:
         if gate.mode == "never" and active.shell.level == "none":
             operator.notice(Notice(UNASKED_WARNING, "warning"))
         try:
-            return self._run(active, gate, cancel=cancel, on_event=on_event)
+            return self._run(active, gate, cancel=cancel, on_event=on_event, operator=operator)
         except OSError as exc:
             if not is_full_disk(exc):
                 raise
@@ -291,8 +291,9 @@ class SessionService:
                 session_id=record.id,
             ) from exc
 
-    def keep_state(self, active: ActiveSession) -> None:
-        """Save the session's engine state beside it, so a reopen need not read it again."""
+    def keep_state(self, active: ActiveSession, operator: Operator = NOBODY) -> None:
+        """Save the session's engine state beside it, so a reopen need not read it again;
+        `operator` is told when it could not be saved."""
         said = save_state(
             active.backend,
             self.store.session_dir(active.record.id),
@@ -300,7 +301,7 @@ class SessionService:
             self.settings.saved_state_max_bytes,
         )
         if said:
-            say_notice(said)
+            operator.notice(Notice(said, "warning"))
 
     def gate(self, active: ActiveSession, operator: Operator = NOBODY) -> CommandGate:
         """The approval gate of the session's Bash commands (and attempts' checks).
@@ -318,6 +319,7 @@ class SessionService:
         *,
         cancel: threading.Event | None,
         on_event: Callable[[LoopEvent], None] | None,
+        operator: Operator,
     ) -> SessionOutcome:
         record = active.record
         record.status = "running"
@@ -356,7 +358,7 @@ class SessionService:
             )
         finally:
             watch.stop()
-            self.keep_state(active)
+            self.keep_state(active, operator)
         active.transcript = self.store.read_transcript(record.id)  # a later run goes on from here
         self.store.append_end(
             record.id,
@@ -388,7 +390,9 @@ class SessionService:
         )
         return SessionOutcome(record, result, diff.patch, diff.files, trajectory)
 
-    def send_back(self, session_id: str, comment: str = "") -> tuple[SentBack, ActiveSession]:
+    def send_back(
+        self, session_id: str, comment: str = "", operator: Operator = NOBODY
+    ) -> tuple[SentBack, ActiveSession]:
         """Send a reviewed session back to the model; `run()` the returned session to continue.
 
         The worktree is reset to the reviewed state and the feedback message (which changes
@@ -402,7 +406,7 @@ class SessionService:
                 f"session {record.id} is running (pid {record.pid}); stop it first"
             )
         sent = send_back(self.store, record.id, comment)
-        return sent, self.open(record.id)
+        return sent, self.open(record.id, operator=operator)
 
     def switch_model(self, session: str | ActiveSession, spec: str) -> ModelSwitch:
         """Price moving a session to another quant or model; announce, then `perform()` it.

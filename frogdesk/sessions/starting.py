@@ -7,7 +7,7 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.engine.chat import Message
-from frogdesk.engine.registry import kind_of
+from frogdesk.engine.kinds import kind_of
 from frogdesk.leaf.schemas import system_prompt
 from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.store import (

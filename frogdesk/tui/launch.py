@@ -6,12 +6,12 @@ from pathlib import Path
 
 from frogdesk.config import Settings
 from frogdesk.core.last_model import model_pinned, remembered
+from frogdesk.core.model_ops import local_file, refuse_unusable
 from frogdesk.core.repo_model import with_repository_model
 from frogdesk.core.repo_setup import not_a_repository
 from frogdesk.core.workbench import CoreWorkbench
-from frogdesk.engine.registry import kind_of
+from frogdesk.engine.kinds import kind_of
 from frogdesk.models.errors import ModelError
-from frogdesk.models.resolve import check_spec, resolve_local
 from frogdesk.paths import AppPaths
 from frogdesk.tui.app import FrogDeskApp
 from frogdesk.tui.screens.git_init import GitInitScreen
@@ -22,7 +22,7 @@ def local_model(settings: Settings) -> Path | None:
     """The GGUF the settings name, when it is on disk (no network)."""
 
     try:
-        return resolve_local(settings.model, settings)
+        return local_file(settings.model, settings)
     except ModelError:
         return None
 
@@ -43,7 +43,7 @@ def build_app(
         )
     settings = with_repository_model(settings, repo, config_path, flag=model_given)
     if settings.model.strip():
-        check_spec(settings.model, settings)  # a typo'd path or quant: one line, no app
+        refuse_unusable(settings.model, settings)  # a typo'd path or quant: one line, no app
     path = local_model(settings)
     if path is not None and not model_pinned(settings, config_path, flag=model_given):
         last = remembered(AppPaths.default())

@@ -66,8 +66,8 @@ def test_compare_of_an_unknown_run_says_so(tmp_path: Path) -> None:
 
 
 def test_models_list_shows_the_newest_finished_run_of_a_file(tmp_path: Path) -> None:
+    from frogdesk.core.eval_summary import eval_lines
     from frogdesk.evals.results import AttemptRecord, RunResult, TaskResult
-    from frogdesk.evals.shown import eval_lines
     from frogdesk.evals.store import EvalStore
 
     store = EvalStore(tmp_path / "evals")

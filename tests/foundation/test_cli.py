@@ -61,7 +61,7 @@ def test_doctor_text_is_readable() -> None:
 
 
 def test_hub_offline_is_an_answer_not_a_crash() -> None:
-    from frogdesk.doctor import hub_status
+    from frogdesk.core.doctor import hub_status
 
     status = hub_status("http://127.0.0.1:9", timeout=1)
     assert status["reachable"] is False and status["error"]
@@ -103,7 +103,7 @@ def test_doctor_shows_bad_config_and_exits_2() -> None:
 
 
 def test_gpu_hint_names_the_rebuild() -> None:
-    from frogdesk.doctor import gpu_install_hint
+    from frogdesk.core.doctor import gpu_install_hint
 
     hint = gpu_install_hint("nvidia")
     assert "packaging/install-gpu --cuda" in hint

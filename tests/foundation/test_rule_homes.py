@@ -21,7 +21,7 @@ from frogdesk.config import (
     Settings,
 )
 from frogdesk.engine.chat import GenerationSettings
-from frogdesk.engine.registry import KIND_NAMES, KINDS, kind_of
+from frogdesk.engine.kinds import KIND_NAMES, KINDS, kind_of
 from frogdesk.leaf.loop import LoopConfig
 
 PACKAGE = Path(frogdesk.__file__).parent

@@ -13,6 +13,7 @@ import pytest
 
 from frogdesk import cli
 from frogdesk.commands import run as run_command
+from frogdesk.core import model_ops
 from frogdesk.core.repo_setup import init_repository
 from frogdesk.paths import AppPaths
 from tests.support.scripted import frogdesk, git, make_repo, write_script
@@ -39,8 +40,9 @@ def test_a_plain_folder_is_refused_before_the_model_is_looked_at(
 ) -> None:
     folder = _plain_folder(tmp_path)
     looked: list[Any] = []
-    monkeypatch.setattr(run_command, "resolve_model_path", lambda *a: looked.append(a))
-    monkeypatch.setattr(run_command, "default_backend", lambda *a, **k: looked.append(a))
+    monkeypatch.setattr(run_command, "model_file", lambda *a: looked.append(a))
+    monkeypatch.setattr(model_ops, "resolve_model_path", lambda *a: looked.append(a))
+    monkeypatch.setattr(model_ops, "default_backend", lambda *a, **k: looked.append(a))
     missing = tmp_path / "nowhere" / "typo.gguf"
     code = cli.main(
         ["run", "fix it", "--repo", str(folder), "--backend", "llama", "--model", str(missing)]

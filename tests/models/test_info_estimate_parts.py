@@ -7,7 +7,7 @@ import json
 import re
 from pathlib import Path
 
-from frogdesk.commands.models import estimate_line
+from frogdesk.core.model_shelf import estimate_line
 from frogdesk.models.memory import Estimate
 from tests.support.scripted import frogdesk
 

@@ -8,19 +8,16 @@ import sys
 from pathlib import Path
 
 from frogdesk import config
-from frogdesk.models.model_warnings import (
+from frogdesk.models.model_warnings import acknowledge, is_frognano, license_key, model_warnings
+from frogdesk.models.spec import parse_filename
+from frogdesk.models.warning import (
     LICENSE_AMBIGUOUS,
     LOW_BITS,
     NO_QUALITY_EVAL,
     UNVALIDATED_PLATFORM,
     UNVALIDATED_QUANT,
     VISION_REFUSED,
-    acknowledge,
-    is_frognano,
-    license_key,
-    model_warnings,
 )
-from frogdesk.models.spec import parse_filename
 from frogdesk.paths import AppPaths
 from tests.support.raw_gguf import gguf, kv_str, kv_u32, kv_u64
 

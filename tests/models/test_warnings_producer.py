@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from frogdesk.models.model_warnings import (
+from frogdesk.models.model_warnings import ModelFacts, license_key, model_warnings, warnings_for
+from frogdesk.models.spec import GgufName, parse_filename
+from frogdesk.models.warning import (
     LICENSE_AMBIGUOUS,
     LOW_BITS,
     QUANT_MISNAMED,
     UNVALIDATED_QUANT,
     VISION_REFUSED,
-    ModelFacts,
-    license_key,
-    model_warnings,
-    warnings_for,
 )
-from frogdesk.models.spec import GgufName, parse_filename
 
 REPO = "bartowski/FrogNano-4B-2609-GGUF"
 

@@ -11,17 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from frogdesk.quantcheck.check import (
-    CheckCancelled,
-    CheckError,
-    CheckOptions,
-    CheckProgress,
-    CheckReport,
-    check_quants,
-    compute_reference,
-    score_against,
-)
+from frogdesk.quantcheck.check import CheckOptions, check_quants, compute_reference, score_against
 from frogdesk.quantcheck.corpus import Corpus, load_corpus
+from frogdesk.quantcheck.errors import CheckCancelled, CheckError
 from frogdesk.quantcheck.files import (
     choose_reference,
     describe_result,
@@ -29,6 +21,7 @@ from frogdesk.quantcheck.files import (
     quant_label,
     shipped_corpus_version,
 )
+from frogdesk.quantcheck.report import CheckProgress, CheckReport
 from frogdesk.quantcheck.store import (
     ReferenceKey,
     file_sha256,

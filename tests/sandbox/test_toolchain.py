@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 
 import pytest
 
-from frogdesk.doctor import toolchain_lines, toolchain_status
+from frogdesk.core.doctor import toolchain_lines, toolchain_status
 from frogdesk.paths import AppPaths
 from frogdesk.sandbox.confine import landlock_abi, landlock_missing
 from frogdesk.sandbox.levels import choose_shell

@@ -44,7 +44,9 @@ def test_a_resume_loads_the_saved_state_and_a_kill_while_saving_keeps_the_old(
 
     again = run_frogdesk([*resume[:3], "--max-steps", "3", "--max-tokens-per-turn", "8"], home)
     assert not again.killed, again.stderr[-2000:]
-    assert re.search(r"resumed from saved state in [0-9.]+ s", again.stderr), again.stderr[-2000:]
+    # said through the session's operator, as what it is: news, not a warning
+    said = r"frogdesk: info: resumed from saved state in [0-9.]+ s"
+    assert re.search(said, again.stderr), again.stderr[-2000:]
     assert state.read_bytes() != old  # the newer state replaced it
 
 
@@ -57,5 +59,6 @@ def test_a_kill_before_the_first_save_leaves_no_state(tmp_path: Path, smollm2_gg
     assert not (folder / "engine.state").exists()
     resumed = run_frogdesk(["sessions", "resume", folder.name, "--max-steps", "2",
                             "--max-tokens-per-turn", "8"], home)  # fmt: skip
-    assert "no saved state: reading the transcript again" in resumed.stderr, resumed.stderr[-2000:]
+    said = "frogdesk: info: no saved state: reading the transcript again"
+    assert said in resumed.stderr, resumed.stderr[-2000:]
     assert (folder / "engine.state").exists()

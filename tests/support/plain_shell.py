@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 
 from frogdesk.sandbox.process import run_process_tree
@@ -19,6 +21,7 @@ class PlainShell:
         # A clean HOME: a login shell must not run this machine's dotfiles (pyenv's rehash
         # lock, left behind by a killed shell, would stall every later test).
         self.home = Path(tempfile.mkdtemp(prefix="frogdesk-plain-home-"))
+        weakref.finalize(self, shutil.rmtree, self.home, True)  # gone with the shell
 
     @property
     def level(self) -> SandboxLevel:

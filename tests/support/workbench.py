@@ -12,6 +12,7 @@ from frogdesk.core.ports import Operator, SessionSummary
 from frogdesk.engine.chat import BackendInfo
 from frogdesk.leaf.events import LoopEvent, RunFinished, ToolFinished, ToolStarted
 from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.sendback import SentBack
 
 
 @dataclass
@@ -114,6 +115,8 @@ class ReplayWorkbench:
         self.discarded.append(session_id)
         return self.session.record
 
-    def send_back(self, session_id: str, comment: str, operator: Operator) -> ReplaySession:
+    def send_back(
+        self, session_id: str, comment: str, operator: Operator
+    ) -> tuple[SentBack, ReplaySession]:
         self.sent_back.append(comment)
-        return self.session
+        return SentBack(session_id, comment, []), self.session

@@ -72,7 +72,7 @@ class StartsAttempts(Screen[None]):
     def _choose_attempt(self, screen: AttemptsScreen, choice: AttemptChoice) -> None:
         assert screen.outcome is not None
         try:
-            record = self.workbench.choose_attempt(
+            record, _ = self.workbench.choose_attempt(
                 screen.outcome, choice.session_id, choice.keep_others
             )
         except Exception as exc:

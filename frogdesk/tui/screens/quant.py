@@ -20,12 +20,11 @@ from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
 from frogdesk.core.chooser import local_choices, pull_row, remote_choices, session_repo
+from frogdesk.core.eval_summary import beside_drift
 from frogdesk.core.last_model import remember
-from frogdesk.core.model_ops import progress_line
-from frogdesk.evals.shown import beside_drift
+from frogdesk.core.model_ops import loadable_file, progress_line
 from frogdesk.models.errors import DownloadCancelled, ModelError
 from frogdesk.models.progress import Progress
-from frogdesk.models.resolve import check_loadable
 from frogdesk.models.retry import RetryPolicy
 from frogdesk.paths import AppPaths
 from frogdesk.sizes import human_bytes
@@ -189,7 +188,7 @@ class QuantSwitchScreen(ShowsWorkerErrors, ModalScreen[Path | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """A path: checked, then the same cost announcement and confirmation as a row."""
         try:
-            path = check_loadable(Path(event.value.strip()).expanduser())
+            path = loadable_file(Path(event.value.strip()).expanduser())
         except ModelError as exc:
             self._say(str(exc))
             self.announced = None

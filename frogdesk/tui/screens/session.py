@@ -18,7 +18,7 @@ from frogdesk.config import Settings
 from frogdesk.core.history import UserTurn
 from frogdesk.core.ports import AgentSession, Workbench
 from frogdesk.core.status import ending_words, sent_back_words, status_words
-from frogdesk.engine.registry import kind_of
+from frogdesk.engine.kinds import kind_of
 from frogdesk.leaf.events import (
     LoopEvent,
     Notice,
@@ -463,7 +463,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
     @work(thread=True, name="send-back", exit_on_error=False)
     def _send_back(self, session_id: str, comment: str) -> None:
         try:
-            session = self.workbench.send_back(session_id, comment, self)
+            _, session = self.workbench.send_back(session_id, comment, self)
         except Exception as exc:
             self.post_message(WorkFailed("sending the review back", error_words(exc)))
             return
@@ -517,7 +517,7 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
         context_tokens = self.status.info.context_used
 
         def price(path: Path) -> SwitchPlan:
-            return self.workbench.price_switch(path, session_id, context_tokens)
+            return self.workbench.price_switch(str(path), session_id, context_tokens)
 
         model = self.session.record.model if self.session is not None else ""
         self.app.push_screen(QuantSwitchScreen(self.settings, price, model), chosen)
@@ -551,11 +551,13 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
                 )
 
         try:
-            info = self.workbench.switch_model(path, session_id, self.cancel, progress)
+            switched = self.workbench.switch_model(
+                str(path), session_id, self, cancel=self.cancel, progress=progress
+            )
         except Exception as exc:
             self.post_message(WorkFailed(f"loading {path.name}", error_words(exc)))
             return
-        self.post_message(QuantSwitched(info))
+        self.post_message(QuantSwitched(switched.info))
 
     async def on_quant_switched(self, message: QuantSwitched) -> None:
         """Show the new model; the conversation stays."""

@@ -19,14 +19,13 @@ from textual.widgets import DataTable, Input, Label, ProgressBar, Static
 
 from frogdesk.config import Settings
 from frogdesk.core.chooser import disk_rows_beyond, hub_choices, local_choices, pull_row
+from frogdesk.core.eval_summary import beside_drift
 from frogdesk.core.last_model import model_pinned, remember, remembered
-from frogdesk.core.model_ops import load_backend, progress_line
+from frogdesk.core.model_ops import load_backend, loadable_file, local_file, progress_line
 from frogdesk.core.workbench import CoreWorkbench
-from frogdesk.evals.shown import beside_drift
 from frogdesk.models.errors import DownloadCancelled, ModelError
 from frogdesk.models.listing import source_line
 from frogdesk.models.progress import Progress
-from frogdesk.models.resolve import check_loadable, resolve_local
 from frogdesk.models.retry import RetryPolicy
 from frogdesk.models.spec import parse_spec
 from frogdesk.paths import AppPaths
@@ -192,7 +191,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
 
     def _default_file(self) -> Path | None:
         try:
-            return resolve_local(self.settings.model, self.settings)
+            return local_file(self.settings.model, self.settings)
         except ModelError:
             return None
 
@@ -330,7 +329,7 @@ class ModelSetupScreen(ShowsWorkerErrors, Screen[None]):
     @on(Input.Submitted, "#picker-local")
     def _local(self, event: Input.Submitted) -> None:
         try:
-            path = check_loadable(Path(event.value.strip()).expanduser())
+            path = loadable_file(Path(event.value.strip()).expanduser())
         except ModelError as exc:
             self._status(f"{exc}")
             return

@@ -26,16 +26,17 @@ from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.durable import pid_alive
 from frogdesk.engine.chat import Backend
-from frogdesk.engine.registry import SCRIPT, kind_of
+from frogdesk.engine.kinds import SCRIPT, kind_of
+from frogdesk.evals.errors import EvalError
 from frogdesk.evals.repo import make_task_repo
 from frogdesk.evals.restore import check_command
 from frogdesk.evals.results import BROKEN, ERROR, RAN, AttemptRecord, TaskResult
-from frogdesk.evals.task import EvalError, EvalTask
+from frogdesk.evals.task import EvalTask
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.leaf.trajectory import PATCH_FILE
 from frogdesk.paths import AppPaths
+from frogdesk.sessions.factories import BackendFactory
 from frogdesk.sessions.operator import NOBODY, Operator
-from frogdesk.sessions.parts import BackendFactory
 
 NOOP_REPLY = "I will not change anything.\n</think>\n\nNothing to do."
 """The precheck's only reply: a final answer, so the check sees the untouched snapshot."""

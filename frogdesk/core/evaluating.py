@@ -11,13 +11,13 @@ from typing import Any
 
 from frogdesk import __version__
 from frogdesk.config import Settings
+from frogdesk.core.eval_runner import TaskRun, run_task
 from frogdesk.engine.llama.errors import ModelLoadError
 from frogdesk.engine.llama.gguf import read_gguf_header
+from frogdesk.evals.errors import EvalError
 from frogdesk.evals.results import SKIPPED, RunResult, TaskResult
-from frogdesk.evals.runner import TaskRun, run_task
 from frogdesk.evals.store import EvalStore, new_run_id
 from frogdesk.evals.suites import Suite
-from frogdesk.evals.task import EvalError
 from frogdesk.models.gguf_info import file_type_name
 from frogdesk.models.model_warnings import recorded_quant
 

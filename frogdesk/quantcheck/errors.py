@@ -1,0 +1,16 @@
+"""The quant check's errors."""
+
+from __future__ import annotations
+
+from frogdesk.errors import FrogDeskError
+
+
+class CheckError(FrogDeskError):
+    """The check cannot compare these files (different tokenizers, nothing to score)."""
+
+
+class CheckCancelled(Exception):
+    """The check was cancelled; nothing was cached for the unfinished file.
+
+    Not a FrogDeskError on purpose: a cancel is no failure, and the handlers that report
+    FrogDesk's errors in one line must not swallow it."""
