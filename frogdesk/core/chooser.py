@@ -241,16 +241,33 @@ def pull_row(
     Raises DownloadCancelled when `cancel` is set (the partial file stays for a resume).
     """
     spec = parse_spec(f"{row.repo}:{row.name.quant}", settings.aliases)
-    files = pull(
+    return pull_into_cache(spec, listing, settings, progress=progress, cancel=cancel)[0]
+
+
+def pull_into_cache(
+    spec: ModelSpec,
+    listing: RepoListing,
+    settings: Settings,
+    *,
+    token: str | None = None,
+    progress: ProgressCallback | None = None,
+    cancel: threading.Event | None = None,
+) -> list[Path]:
+    """Download (or resume) the spec's files from the listing into the Hugging Face cache,
+    each verified against the Hub's sha256, within the settings' download limits; the files,
+    first part first. The user's Hub token is sent unless `token` is given.
+
+    Raises DownloadCancelled when `cancel` is set (the partial file stays for a resume).
+    """
+    return pull(
         spec,
         listing,
         hf_cache_dir(),
-        token=hub_token(),
+        token=token if token is not None else hub_token(),
         progress=progress,
         cancel=cancel,
         limits=download_limits(settings),
     )
-    return files[0]
 
 
 def pull_missing(
@@ -275,13 +292,5 @@ def pull_missing(
     if listing.from_cache:
         reason = listing.offline_reason or "offline"
         raise ModelError(f"{spec} is not on this machine and the Hub is unreachable ({reason})")
-    files = pull(
-        spec,
-        listing,
-        hf_cache_dir(),
-        token=token if token is not None else hub_token(),
-        progress=progress,
-        cancel=cancel,
-        limits=download_limits(settings),
-    )
+    files = pull_into_cache(spec, listing, settings, token=token, progress=progress, cancel=cancel)
     return files[0], notes

@@ -81,10 +81,12 @@ def watched_backends(
     load_meter: Callable[[], Callable[[float], None]] | None = None,
     prefill: Callable[[int, int], None] | None = None,
 ) -> BackendFactory:
-    """The default backends, each local model's loading told as it happens: its honest
-    warnings to `warn` first, as `level: text [id]` lines (once per file, from its header;
-    not the license notice, which is for where a model is chosen), its load fraction to a fresh `load_meter()`, and each
-    prompt prefill's progress (tokens decoded, tokens to decode) to `prefill`."""
+    """The default backends, each local model's loading told as it happens.
+
+    Its honest warnings go to `warn` first, as `level: text [id]` lines, once per file,
+    from its header (not the license notice, which is for where a model is chosen); its
+    load fraction to a fresh `load_meter()`; each prompt prefill's progress (tokens
+    decoded, tokens to decode) to `prefill`."""
     warned: set[Path] = set()
 
     def factory(record: Any, settings: Any, replies_done: int = 0) -> Backend:

@@ -10,15 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.config import Settings
-from frogdesk.core.chooser import repo_listing
+from frogdesk.core.chooser import pull_into_cache, repo_listing
 from frogdesk.core.model_ops import fit_context, local_file
 from frogdesk.engine.backends import settings_options
 from frogdesk.engine.dialect_info import dialect_line, tool_call_dialect
 from frogdesk.models.catalog import local_rows
 from frogdesk.models.catalog_row import CatalogRow
-from frogdesk.models.download import download_limits
 from frogdesk.models.gguf_info import GgufInfo, inspect_gguf
-from frogdesk.models.hub import hub_token
 from frogdesk.models.listing import RepoListing
 from frogdesk.models.local import all_local, hf_cache_dir, import_model
 from frogdesk.models.memory import (
@@ -31,7 +29,7 @@ from frogdesk.models.memory import (
 )
 from frogdesk.models.model_warnings import ModelFacts, acknowledge, license_key, warnings_for
 from frogdesk.models.progress import ProgressCallback
-from frogdesk.models.pull import PullPlan, plan_pull, pull
+from frogdesk.models.pull import PullPlan, plan_pull
 from frogdesk.models.remove import remove_model
 from frogdesk.models.retry import NO_RETRY, RetryPolicy
 from frogdesk.models.spec import ModelSpec, parse_filename, parse_spec
@@ -103,15 +101,7 @@ class PlannedPull:
     ) -> list[Path]:
         """Download (or resume) every part, each verified against the Hub's sha256; the
         files, first part first. A cancel leaves the partial file for a resume."""
-        return pull(
-            self.spec,
-            self.listing,
-            self.cache,
-            token=hub_token(),
-            progress=progress,
-            cancel=cancel,
-            limits=download_limits(settings),
-        )
+        return pull_into_cache(self.spec, self.listing, settings, progress=progress, cancel=cancel)
 
 
 def plan_spec_pull(
