@@ -44,11 +44,11 @@ import llama_cpp
 
 from frogdesk.engine.chat import Finished, GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.batch import SequenceContext
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.sampling import Pick, Sampler
+from frogdesk.engine.llama.decode.batch import SequenceContext
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.decode.sampling import Pick, Sampler
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.llama.shared import SharedLlama
 from frogdesk.engine.template import ChatTemplate
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas

@@ -35,13 +35,13 @@ from typing import Any
 from speculative import edit_messages, free_messages, write_messages  # bench/ is the script folder
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
-from frogdesk.engine.llama import generation
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.drafting import DraftPolicy
-from frogdesk.engine.llama.ngram import NgramDrafter
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.sampling import Sampler
-from frogdesk.engine.llama.sequence import LlamaSequence
+from frogdesk.engine.llama.conversation import generation
+from frogdesk.engine.llama.conversation.sequence import LlamaSequence
+from frogdesk.engine.llama.decode.sampling import Sampler
+from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.engine.llama.speculative.drafting import DraftPolicy
+from frogdesk.engine.llama.speculative.ngram import NgramDrafter
 
 
 class Trace:

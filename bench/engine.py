@@ -28,9 +28,9 @@ from typing import Any
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.sampling import Sampler, resolve
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.decode.sampling import Sampler, resolve
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 from frogdesk.models.gguf_info import inspect_gguf
 

@@ -3,7 +3,7 @@ chain with the grammar first; JSON.
 
 Inside a tool call the grammar constrains every token. llama.cpp's grammar sampler, first
 in the chain, checks every token of the vocabulary against it; FrogDesk's Sampler asks
-the grammar about the candidates that can be picked (see frogdesk/engine/llama/sampling.py).
+the grammar about the candidates that can be picked (see frogdesk/engine/llama/decode/sampling.py).
 For each sampling mode the model writes a forced tool call (`tool_choice` required) twice
 in the same run, once with each, and the script reports:
 
@@ -38,10 +38,10 @@ from typing import Any
 import llama_cpp
 import numpy as np
 
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.sampling import GrammarUse, Sampler, SamplerSettings
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.decode.sampling import GrammarUse, Sampler, SamplerSettings
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.toolcall.grammar import tool_call_grammar, trigger_pattern
 from frogdesk.leaf.schemas import tool_schemas
 

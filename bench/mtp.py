@@ -32,9 +32,9 @@ from typing import Any
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.choice import DrafterChoice
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.engine.llama.speculative.choice import DrafterChoice
 
 PROSE = (
     "Explain how a hash map handles collisions, and when you would choose open "

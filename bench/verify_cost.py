@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.models.gguf_info import inspect_gguf
 
 DRAFTS = (0, 8, 16)

@@ -34,9 +34,9 @@ from typing import Any
 
 import numpy as np
 
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 
 PROMPT = "\n".join(
     f"def step_{i}(value: int) -> int:\n    return value * {i} + {i * 3}\n" for i in range(10)

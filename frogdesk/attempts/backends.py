@@ -22,7 +22,7 @@ from frogdesk.sessions.parts import default_backend, resolve_model_path
 from frogdesk.sessions.record import SessionRecord
 
 if TYPE_CHECKING:
-    from frogdesk.engine.llama.model import LlamaModel
+    from frogdesk.engine.llama.load.model import LlamaModel
     from frogdesk.engine.llama.shared import SharedLlama
 
 

@@ -13,7 +13,7 @@ from frogdesk import __version__
 from frogdesk.config import Settings
 from frogdesk.core.eval_runner import TaskRun, run_task
 from frogdesk.engine.llama.errors import ModelLoadError
-from frogdesk.engine.llama.gguf import read_gguf_header
+from frogdesk.engine.llama.load.gguf import read_gguf_header
 from frogdesk.evals.errors import EvalError
 from frogdesk.evals.results import SKIPPED, RunResult, TaskResult
 from frogdesk.evals.store import EvalStore, new_run_id

@@ -8,7 +8,7 @@ from pathlib import Path
 from frogdesk.config import Settings
 from frogdesk.engine.chat import Backend
 from frogdesk.engine.errors import BackendError
-from frogdesk.engine.llama.plan import (
+from frogdesk.engine.llama.load.plan import (
     FALLBACK_CONTEXT,
     plan_llama,
     say_load_notices,

@@ -15,7 +15,7 @@ from frogdesk.config import Settings
 from frogdesk.engine.chat import Backend
 from frogdesk.engine.errors import BackendError
 from frogdesk.engine.kinds import LLAMA, OPENAI, SCRIPT, kind_of
-from frogdesk.engine.llama.plan import plan_llama, say_load_notices
+from frogdesk.engine.llama.load.plan import plan_llama, say_load_notices
 from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.openai.errors import EndpointError
 from frogdesk.engine.script_backend import ScriptBackend, ScriptError
@@ -23,7 +23,7 @@ from frogdesk.models.errors import ModelError
 
 if TYPE_CHECKING:
     from frogdesk.engine.llama.backend import LlamaBackend
-    from frogdesk.engine.llama.model import LlamaModel
+    from frogdesk.engine.llama.load.model import LlamaModel
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def state_owner(backend: Backend | None) -> LlamaBackend | None:
         return None
     # loads llama_cpp: only when a llama backend is already loaded
     from frogdesk.engine.llama.backend import LlamaBackend
-    from frogdesk.engine.llama.context import LlamaContext
+    from frogdesk.engine.llama.decode.context import LlamaContext
 
     if isinstance(backend, LlamaBackend) and type(backend.context) is LlamaContext:
         return backend

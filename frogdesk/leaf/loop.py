@@ -46,7 +46,7 @@ from frogdesk.leaf.runner import ToolOutcome
 REPEAT_NOTICE_AFTER = 3
 STEP_SEED_STRIDE = 1 << 16
 """How far apart two steps' sampling seeds are: more than the tokens of one reply, whose own
-draws move the seed on by one per token (see engine.llama.sampling)."""
+draws move the seed on by one per token (see engine.llama.decode.sampling)."""
 
 
 def step_seed(seed: int | None, step: int) -> int | None:

@@ -43,7 +43,7 @@ def state_file(session_dir: Path) -> Path:
 
 
 def _key(backend: LlamaBackend, data_dir: Path) -> dict[str, object]:
-    from frogdesk.engine.llama.saved_state import state_key  # late: loads llama_cpp
+    from frogdesk.engine.llama.conversation.saved_state import state_key  # late: loads llama_cpp
 
     return state_key(backend, file_sha256(backend.model.path, data_dir))
 
@@ -101,7 +101,10 @@ def save_state(backend: Backend, session_dir: Path, data_dir: Path, cap: int) ->
     llama = state_owner(backend)
     if llama is None or cap <= 0:
         return ""
-    from frogdesk.engine.llama.saved_state import capture, write_to  # late: loads llama_cpp
+    from frogdesk.engine.llama.conversation.saved_state import (  # late: loads llama_cpp
+        capture,
+        write_to,
+    )
 
     try:
         state = capture(llama, _key(llama, data_dir))
@@ -152,7 +155,7 @@ def load_state(
     if llama is None:
         return ""
     # late: loads llama_cpp
-    from frogdesk.engine.llama.saved_state import SavedStateError, install, read_state
+    from frogdesk.engine.llama.conversation.saved_state import SavedStateError, install, read_state
 
     path = state_file(session_dir)
     started = time.monotonic()

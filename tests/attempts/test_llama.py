@@ -9,7 +9,7 @@ import pytest
 
 from frogdesk.engine.chat import EngineEvent, Finished, GenerationSettings, Message, Usage
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.llama.shared import SharedLlama
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 

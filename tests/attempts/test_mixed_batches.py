@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.llama.shared import SharedLlama
 from frogdesk.leaf.schemas import SYSTEM_PROMPT, tool_schemas
 

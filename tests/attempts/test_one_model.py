@@ -12,8 +12,8 @@ from frogdesk.config import Settings
 from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.engine.chat import GenerationSettings, Message
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.operator import NOBODY
 from tests.support.scripted import make_repo

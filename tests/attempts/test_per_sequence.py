@@ -24,7 +24,7 @@ import pytest
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.llama.shared import SharedLlama
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.leaf.loop import LoopConfig, run_loop

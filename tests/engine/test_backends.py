@@ -11,7 +11,7 @@ from frogdesk.config import Settings
 from frogdesk.engine.backends import BackendError, make_backend, plan_llama
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.errors import ModelLoadError
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.script_backend import ScriptBackend
 from frogdesk.system import physical_cores

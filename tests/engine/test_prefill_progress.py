@@ -10,7 +10,7 @@ import pytest
 from frogdesk.commands.progress import ProgressPrinter
 from frogdesk.engine.chat import GenerationSettings, Message
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.options import LlamaOptions
 
 
 @pytest.mark.llama

@@ -171,8 +171,8 @@ def test_the_warnings_check_sees_a_call_site() -> None:
 
 BUDGET_NUMBERS = {"150", "131072", "131_072", "8192", "8_192"}
 OTHER_MEANINGS = {
-    ("engine/llama/plan.py", "FALLBACK_CONTEXT = 8192"),
-    ("engine/llama/options.py", "n_ctx: int = 8192"),
+    ("engine/llama/load/plan.py", "FALLBACK_CONTEXT = 8192"),
+    ("engine/llama/load/options.py", "n_ctx: int = 8192"),
 }
 """8,192 as a context size where the memory plan cannot read the model: not a budget."""
 

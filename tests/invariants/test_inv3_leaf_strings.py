@@ -147,7 +147,7 @@ def test_llama_backend_feeds_the_model_exactly_the_template_render(
 ) -> None:
     from frogdesk.engine.chat import GenerationSettings
     from frogdesk.engine.llama.backend import LlamaBackend
-    from frogdesk.engine.llama.options import LlamaOptions
+    from frogdesk.engine.llama.load.options import LlamaOptions
     from frogdesk.paths import AppPaths
     from frogdesk.sessions.store import SessionStore
 

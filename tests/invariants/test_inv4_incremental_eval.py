@@ -28,8 +28,8 @@ from frogdesk.engine.chat import (
     ToolSchema,
 )
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.service import SessionService

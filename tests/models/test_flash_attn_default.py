@@ -10,7 +10,7 @@ import pytest
 
 from frogdesk import cli
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.models.memory import FLASH_ATTN_HYBRID, default_flash_attn
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.engine.llama.errors import ModelLoadError
-from frogdesk.engine.llama.gguf import check_loadable
+from frogdesk.engine.llama.load.gguf import check_loadable
 from frogdesk.models.errors import ModelError
 from frogdesk.models.gguf_info import inspect_gguf, split_parts
 from tests.support.raw_gguf import gguf, kv_f32_array, kv_str, kv_u32, kv_u64, tensor

@@ -45,8 +45,8 @@ def test_huggingface_hub_warnings_go_to_the_log_file_not_stderr(tmp_path: Path) 
 def test_llama_cpp_lines_go_to_the_log_file(
     smollm2_gguf: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    from frogdesk.engine.llama.log import LlamaLogCapture
-    from frogdesk.engine.llama.model import LlamaModel
+    from frogdesk.engine.llama.load.log import LlamaLogCapture
+    from frogdesk.engine.llama.load.model import LlamaModel
     from frogdesk.logfile import route_library_logs
 
     log = route_library_logs(AppPaths.default().log_file)
@@ -67,8 +67,8 @@ def test_llama_cpp_lines_after_a_capture_ends_reach_the_log_file_not_the_termina
 ) -> None:
     import llama_cpp
 
-    from frogdesk.engine.llama.log import LlamaLogCapture
-    from frogdesk.engine.llama.model import LlamaModel
+    from frogdesk.engine.llama.load.log import LlamaLogCapture
+    from frogdesk.engine.llama.load.model import LlamaModel
     from frogdesk.logfile import route_library_logs
 
     log = route_library_logs(AppPaths.default().log_file)

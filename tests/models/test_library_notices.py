@@ -117,8 +117,8 @@ def test_llama_cpp_warning_about_a_context_past_training_is_said(
 ) -> None:
     import llama_cpp
 
-    from frogdesk.engine.llama.log import LlamaLogCapture
-    from frogdesk.engine.llama.model import LlamaModel
+    from frogdesk.engine.llama.load.log import LlamaLogCapture
+    from frogdesk.engine.llama.load.model import LlamaModel
 
     capture = LlamaLogCapture()
     model = LlamaModel(qwen35_gguf, log=capture)

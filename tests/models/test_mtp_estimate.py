@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from frogdesk import cli
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.log import buffer_sizes
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.mtp import MtpDrafter
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.log import buffer_sizes
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.engine.llama.speculative.mtp import MtpDrafter
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import drafts_with_mtp, estimate, nextn_bytes
 

@@ -10,7 +10,7 @@ import pytest
 
 from frogdesk import cli
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import cpu_repack_types, default_use_mmap, estimate, repack_bytes
 

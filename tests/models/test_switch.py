@@ -65,7 +65,7 @@ def test_switch_to_a_quant_not_on_disk_says_how_to_get_it() -> None:
 @pytest.mark.llama
 def test_switching_quant_keeps_the_conversation_going(qwen35_quants: dict[str, Path]) -> None:
     from frogdesk.engine.llama.backend import LlamaBackend
-    from frogdesk.engine.llama.options import LlamaOptions
+    from frogdesk.engine.llama.load.options import LlamaOptions
 
     paths = AppPaths.default()
     folder = paths.models_dir / REPO

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import CPU_UBATCH, OFFLOAD_UBATCH, estimate
 

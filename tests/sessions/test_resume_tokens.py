@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.store import SessionStore
 from tests.support.scripted import frogdesk, make_repo

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.llama.saved_state import EngineState, SavedStateError, read_state, write_to
+from frogdesk.engine.llama.conversation.saved_state import (
+    EngineState,
+    SavedStateError,
+    read_state,
+    write_to,
+)
 from frogdesk.sessions.saved_states import (
     _make_room,
     discard_state,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.llama.saved_state import read_state
+from frogdesk.engine.llama.conversation.saved_state import read_state
 from tests.support.killpoint import killed_at, run_frogdesk
 from tests.support.scripted import make_repo
 

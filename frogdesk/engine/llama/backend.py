@@ -19,20 +19,20 @@ from frogdesk.engine.chat import (
     Message,
     ToolSchema,
 )
-from frogdesk.engine.llama.choice import DrafterChoice
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
+from frogdesk.engine.llama.conversation.generation import ReplyRun
+from frogdesk.engine.llama.conversation.segments import KeptReply, render_with_raw, reply_closing
+from frogdesk.engine.llama.conversation.sequence import LlamaSequence
+from frogdesk.engine.llama.conversation.transcript import TokenTranscript
+from frogdesk.engine.llama.decode.context import LlamaContext
 from frogdesk.engine.llama.errors import DecodeError
-from frogdesk.engine.llama.generation import ReplyRun
-from frogdesk.engine.llama.listing import unnumbered
-from frogdesk.engine.llama.log import LlamaLogCapture, buffer_sizes
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.mtp import MtpDrafter, mtp_unavailable
-from frogdesk.engine.llama.ngram import NgramDrafter
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.segments import KeptReply, render_with_raw, reply_closing
-from frogdesk.engine.llama.sequence import LlamaSequence
-from frogdesk.engine.llama.transcript import TokenTranscript
+from frogdesk.engine.llama.load.log import LlamaLogCapture, buffer_sizes
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.engine.llama.speculative.choice import DrafterChoice
+from frogdesk.engine.llama.speculative.drafting import Drafter, DraftPolicy, DraftStats
+from frogdesk.engine.llama.speculative.listing import unnumbered
+from frogdesk.engine.llama.speculative.mtp import MtpDrafter, mtp_unavailable
+from frogdesk.engine.llama.speculative.ngram import NgramDrafter
 from frogdesk.engine.template import ChatTemplate, TemplateError
 from frogdesk.engine.toolcall.detect import choose_dialect
 

@@ -19,14 +19,14 @@ import llama_cpp
 
 from frogdesk.engine.chat import EngineEvent, GenerationSettings, Message, ToolSchema
 from frogdesk.engine.llama.backend import LlamaBackend, model_template
-from frogdesk.engine.llama.batch import BatchScheduler, BatchStats, SequenceContext
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.log import LlamaLogCapture
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.segments import reply_closing
-from frogdesk.engine.llama.sequence import LlamaSequence
-from frogdesk.engine.llama.transcript import TokenTranscript
+from frogdesk.engine.llama.conversation.segments import reply_closing
+from frogdesk.engine.llama.conversation.sequence import LlamaSequence
+from frogdesk.engine.llama.conversation.transcript import TokenTranscript
+from frogdesk.engine.llama.decode.batch import BatchScheduler, BatchStats, SequenceContext
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.log import LlamaLogCapture
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.toolcall.detect import choose_dialect
 
 

@@ -21,10 +21,10 @@ import llama_cpp
 import numpy as np
 import pytest
 
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.sampling import GrammarUse, Sampler, SamplerSettings
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.decode.sampling import GrammarUse, Sampler, SamplerSettings
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.toolcall.grammar import ToolGrammar, tool_call_grammar
 from frogdesk.leaf.schemas import tool_schemas
 

@@ -9,8 +9,8 @@ import pytest
 
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.errors import ModelLoadError
-from frogdesk.engine.llama.gguf import check_loadable
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.gguf import check_loadable
+from frogdesk.engine.llama.load.options import LlamaOptions
 
 
 def write_gguf(path: Path, arch: str, extra: dict[str, str] | None = None) -> Path:

@@ -10,9 +10,9 @@ import pytest
 
 from frogdesk.engine.chat import ContentDelta, GenerationSettings, Message, ReasoningDelta, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.model import SamplingDefaults
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.sampling import VENDOR_TEMPERATURE, resolve
+from frogdesk.engine.llama.decode.sampling import VENDOR_TEMPERATURE, resolve
+from frogdesk.engine.llama.load.model import SamplingDefaults
+from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.toolcall.values import check_arguments, tool_specs
 
 START = [Message("system", "You are an agent."), Message("user", "Move the robot.")]

@@ -10,7 +10,7 @@ SCRIPT = """
 import gc, sys
 from pathlib import Path
 import llama_cpp
-from frogdesk.engine.llama.model import LlamaModel
+from frogdesk.engine.llama.load.model import LlamaModel
 
 model = LlamaModel(Path(sys.argv[1]))  # makes and installs a capture of its own
 del model

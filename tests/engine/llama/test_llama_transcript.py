@@ -10,8 +10,8 @@ import pytest
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.options import LlamaOptions
 
 pytestmark = pytest.mark.llama
 

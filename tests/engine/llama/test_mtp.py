@@ -13,12 +13,12 @@ import pytest
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.choice import DrafterChoice
-from frogdesk.engine.llama.drafting import DraftPolicy
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.mtp import mtp_unavailable
-from frogdesk.engine.llama.nextn import load_nextn, nextn_layers
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.model import LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.engine.llama.speculative.choice import DrafterChoice
+from frogdesk.engine.llama.speculative.drafting import DraftPolicy
+from frogdesk.engine.llama.speculative.mtp import mtp_unavailable
+from frogdesk.engine.llama.speculative.nextn import load_nextn, nextn_layers
 from frogdesk.models.memory import MTP_UBATCH
 from tests.engine.llama.test_speculative import READ_TOOL, START, replay_logits
 
@@ -102,7 +102,7 @@ def test_without_the_nextn_calls_the_mtp_gguf_drafts_without_mtp(
     mtp_gguf: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A libllama without the NextN symbols: MTP off with the reason, the model still replies."""
-    import frogdesk.engine.llama.mtp as mtp_module
+    import frogdesk.engine.llama.speculative.mtp as mtp_module
 
     monkeypatch.setattr(mtp_module, "load_nextn", lambda: load_nextn(NoSymbols()))
     b = LlamaBackend(mtp_gguf, OPTIONS)

@@ -11,7 +11,7 @@ import pytest
 
 from frogdesk.engine.chat import Finished, GenerationSettings, Message, Usage
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.options import LlamaOptions
 
 BATCH, UBATCH = 64, 32
 LONG_TASK = "Count the words in this sentence please. " * 15

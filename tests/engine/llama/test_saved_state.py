@@ -18,9 +18,7 @@ import pytest
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import SEQ, LlamaContext
-from frogdesk.engine.llama.options import LlamaOptions
-from frogdesk.engine.llama.saved_state import (
+from frogdesk.engine.llama.conversation.saved_state import (
     EngineState,
     SavedStateError,
     capture,
@@ -29,6 +27,8 @@ from frogdesk.engine.llama.saved_state import (
     state_key,
     write_to,
 )
+from frogdesk.engine.llama.decode.context import SEQ, LlamaContext
+from frogdesk.engine.llama.load.options import LlamaOptions
 
 pytestmark = pytest.mark.llama
 

@@ -21,9 +21,9 @@ import pytest
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.drafting import DraftPolicy
-from frogdesk.engine.llama.generation import ReplyRun, ReplyStream
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.conversation.generation import ReplyRun, ReplyStream
+from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.engine.llama.speculative.drafting import DraftPolicy
 
 pytestmark = [pytest.mark.llama, pytest.mark.slow]
 

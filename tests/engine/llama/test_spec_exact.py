@@ -21,9 +21,9 @@ import pytest
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.generation import ReplyRun, ReplyStream
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.conversation.generation import ReplyRun, ReplyStream
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.options import LlamaOptions
 from tests.engine.llama.test_speculative import AlwaysVerify, ScriptedDrafter, replay_logits
 
 pytestmark = pytest.mark.llama

@@ -19,12 +19,12 @@ from frogdesk.engine.chat import (
     Reply,
     ToolSchema,
 )
-from frogdesk.engine.llama import drafting
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import LlamaContext
-from frogdesk.engine.llama.drafting import DraftPolicy
-from frogdesk.engine.llama.ngram import NgramDrafter
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import LlamaContext
+from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.engine.llama.speculative import drafting
+from frogdesk.engine.llama.speculative.drafting import DraftPolicy
+from frogdesk.engine.llama.speculative.ngram import NgramDrafter
 
 pytestmark = pytest.mark.llama
 
@@ -527,7 +527,7 @@ def test_the_ngram_drafter_drafts_from_remembered_text() -> None:
 
 
 def test_a_numbered_listing_gives_its_plain_lines() -> None:
-    from frogdesk.engine.llama.listing import unnumbered
+    from frogdesk.engine.llama.speculative.listing import unnumbered
 
     read = "calc.py\n1. def f(x):\n2.     return x\n3. \n4. y = f(2)"
     assert unnumbered(read) == "def f(x):\n    return x\n\ny = f(2)"

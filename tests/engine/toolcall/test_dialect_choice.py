@@ -171,7 +171,7 @@ def test_the_llama_backend_speaks_hermes_with_its_grammar(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from frogdesk.engine.llama.backend import LlamaBackend
-    from frogdesk.engine.llama.options import LlamaOptions
+    from frogdesk.engine.llama.load.options import LlamaOptions
 
     path = _tiny(tmp_path, monkeypatch, HERMES_CHAT_TEMPLATE, "hermes-F16.gguf")
     flag: ToolSchema = {
@@ -204,7 +204,7 @@ def test_a_template_in_an_unknown_form_is_refused_at_load(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from frogdesk.engine.llama.backend import LlamaBackend
-    from frogdesk.engine.llama.options import LlamaOptions
+    from frogdesk.engine.llama.load.options import LlamaOptions
 
     path = _tiny(tmp_path, monkeypatch, MISTRAL_LIKE, "odd-F16.gguf")
     with pytest.raises(DialectError) as caught:

@@ -38,8 +38,8 @@ def test_trigger_pattern_matches_from_the_tag() -> None:
 
 @pytest.mark.llama
 def test_llama_cpp_accepts_the_leaf_grammars(qwen35_gguf: Path) -> None:
-    from frogdesk.engine.llama.model import LlamaModel
-    from frogdesk.engine.llama.sampling import GrammarUse, Sampler, SamplerSettings
+    from frogdesk.engine.llama.decode.sampling import GrammarUse, Sampler, SamplerSettings
+    from frogdesk.engine.llama.load.model import LlamaModel
 
     model = LlamaModel(qwen35_gguf)
     try:

@@ -11,10 +11,10 @@ from typing import Any, ClassVar
 import llama_cpp
 
 from frogdesk.engine.llama.errors import ModelLoadError
-from frogdesk.engine.llama.gguf import GgufHeader, check_loadable
-from frogdesk.engine.llama.log import LlamaLogCapture
-from frogdesk.engine.llama.nextn import nextn_layers
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.gguf import GgufHeader, check_loadable
+from frogdesk.engine.llama.load.log import LlamaLogCapture
+from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.engine.llama.speculative.nextn import nextn_layers
 from frogdesk.models.memory import MTP_ARCHITECTURES
 
 KV_CACHE_TYPES: dict[str, int] = {

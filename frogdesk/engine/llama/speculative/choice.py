@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from frogdesk.engine.llama.drafting import MAX_DRAFT, Drafter, DraftPolicy
+from frogdesk.engine.llama.speculative.drafting import MAX_DRAFT, Drafter, DraftPolicy
 
 RETRY_EVERY = 16
 """A drafter left out because it did not pay is asked again after this many steps."""

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import llama_cpp
 
 from frogdesk.engine.llama.errors import DecodeError, ModelLoadError
-from frogdesk.engine.llama.model import KV_CACHE_TYPES, LlamaModel
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.load.model import KV_CACHE_TYPES, LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
 
 if TYPE_CHECKING:
-    from frogdesk.engine.llama.sampling import Pick, Sampler
+    from frogdesk.engine.llama.decode.sampling import Pick, Sampler
 
 SEQ = 0
 """The one sequence FrogDesk uses; llama_memory_seq_rm is always called with it, never -1."""

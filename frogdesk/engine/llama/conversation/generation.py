@@ -18,10 +18,10 @@ from frogdesk.engine.chat import (
     ToolSchema,
     Usage,
 )
-from frogdesk.engine.llama.drafting import Drafter, DraftPolicy, DraftStats
+from frogdesk.engine.llama.conversation.sequence import LlamaSequence
+from frogdesk.engine.llama.decode.sampling import GrammarUse, Sampler, resolve
 from frogdesk.engine.llama.errors import DecodeError
-from frogdesk.engine.llama.sampling import GrammarUse, Sampler, resolve
-from frogdesk.engine.llama.sequence import LlamaSequence
+from frogdesk.engine.llama.speculative.drafting import Drafter, DraftPolicy, DraftStats
 from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect
 from frogdesk.engine.toolcall.grammar import trigger_pattern
 

@@ -31,10 +31,10 @@ from typing import Any
 
 import llama_cpp
 
-from frogdesk.engine.llama.context import PARTIAL, LlamaContext
+from frogdesk.engine.llama.decode.context import PARTIAL, LlamaContext
+from frogdesk.engine.llama.decode.sampling import Pick, Sampler
 from frogdesk.engine.llama.errors import DecodeError
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.sampling import Pick, Sampler
+from frogdesk.engine.llama.load.model import LlamaModel
 
 
 @dataclass

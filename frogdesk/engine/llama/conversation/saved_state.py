@@ -25,7 +25,7 @@ import llama_cpp
 
 from frogdesk.engine.chat import Message, ToolSchema
 from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.context import SEQ
+from frogdesk.engine.llama.decode.context import SEQ
 from frogdesk.errors import FrogDeskError
 
 MAGIC = b"FDSEQST1"

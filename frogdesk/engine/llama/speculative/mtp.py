@@ -22,10 +22,10 @@ from typing import Any
 
 import llama_cpp
 
-from frogdesk.engine.llama.context import SEQ, LlamaContext
-from frogdesk.engine.llama.model import KV_CACHE_TYPES, LlamaModel
-from frogdesk.engine.llama.nextn import NextnCalls, load_nextn, nextn_layers
-from frogdesk.engine.llama.options import LlamaOptions
+from frogdesk.engine.llama.decode.context import SEQ, LlamaContext
+from frogdesk.engine.llama.load.model import KV_CACHE_TYPES, LlamaModel
+from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.engine.llama.speculative.nextn import NextnCalls, load_nextn, nextn_layers
 from frogdesk.models.memory import MTP_ARCHITECTURES, MTP_UBATCH
 
 MTP_MAX_DRAFT = 4

@@ -12,7 +12,7 @@ import resource
 from dataclasses import dataclass
 from pathlib import Path
 
-from frogdesk.engine.llama.gguf import GgufHeader, check_loadable
+from frogdesk.engine.llama.load.gguf import GgufHeader, check_loadable
 from frogdesk.errors import FrogDeskError
 from frogdesk.models.gguf_info import GgufInfo, info_from_headers
 from frogdesk.models.memory import CONTEXT_PAD, estimate, largest_fitting

@@ -11,7 +11,7 @@ import llama_cpp
 import numpy as np
 
 from frogdesk.engine.chat import GenerationSettings
-from frogdesk.engine.llama.model import LlamaModel, SamplingDefaults
+from frogdesk.engine.llama.load.model import LlamaModel, SamplingDefaults
 from frogdesk.engine.toolcall.grammar import ToolGrammar
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])

@@ -5,10 +5,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 
-from frogdesk.engine.llama.context import LlamaContext
+from frogdesk.engine.llama.conversation.transcript import TokenTranscript
+from frogdesk.engine.llama.decode.context import LlamaContext
 from frogdesk.engine.llama.errors import DecodeError
-from frogdesk.engine.llama.model import LlamaModel
-from frogdesk.engine.llama.transcript import TokenTranscript
+from frogdesk.engine.llama.load.model import LlamaModel
 
 
 class LlamaSequence:

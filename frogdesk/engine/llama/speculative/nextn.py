@@ -21,7 +21,7 @@ from typing import Any
 
 import llama_cpp
 
-from frogdesk.engine.llama.gguf import GgufHeader
+from frogdesk.engine.llama.load.gguf import GgufHeader
 
 SYMBOLS = {
     "set_embeddings_nextn": "_Z26llama_set_embeddings_nextnP13llama_contextbb",

@@ -1,0 +1,1 @@
+"""One conversation as tokens: what the context holds, replies, and saved states."""
