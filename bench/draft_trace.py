@@ -37,7 +37,7 @@ from speculative import edit_messages, free_messages, write_messages  # bench/ i
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.conversation import generation
-from frogdesk.engine.llama.conversation.sequence import LlamaSequence
+from frogdesk.engine.llama.conversation.conversation import Conversation
 from frogdesk.engine.llama.decode.sampling import Sampler
 from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.llama.speculative.drafting import DraftPolicy
@@ -86,8 +86,8 @@ def patched() -> Iterator[None]:
 
     propose = NgramDrafter.propose
     length = DraftPolicy.length
-    verify = LlamaSequence.verify
-    settle = LlamaSequence.settle
+    verify = Conversation.verify
+    settle = Conversation.settle
 
     def traced_propose(self: NgramDrafter, tokens: Sequence[int], limit: int) -> list[int]:
         started = time.perf_counter()
@@ -103,7 +103,7 @@ def patched() -> Iterator[None]:
         TRACE.k = k
         return k
 
-    def traced_verify(self: LlamaSequence, tokens: Sequence[int]) -> None:
+    def traced_verify(self: Conversation, tokens: Sequence[int]) -> None:
         t = self.transcript
         started = time.perf_counter()
         verify(self, tokens)
@@ -119,7 +119,7 @@ def patched() -> Iterator[None]:
             }
         )
 
-    def traced_settle(self: LlamaSequence, kept: int) -> None:
+    def traced_settle(self: Conversation, kept: int) -> None:
         t = self.transcript
         batch = TRACE.batches[-1]
         draft: list[int] = batch["draft"]
@@ -142,9 +142,9 @@ def patched() -> Iterator[None]:
 
     swap(NgramDrafter, "propose", traced_propose)
     swap(DraftPolicy, "length", traced_length)
-    swap(LlamaSequence, "verify", traced_verify)
-    swap(LlamaSequence, "settle", traced_settle)
-    swap(LlamaSequence, "step", _timed("step", LlamaSequence.step))
+    swap(Conversation, "verify", traced_verify)
+    swap(Conversation, "settle", traced_settle)
+    swap(Conversation, "step", _timed("step", Conversation.step))
     swap(Sampler, "choose", _timed("choose", Sampler.choose))
     swap(Sampler, "sample", _timed("sample", Sampler.sample))
     swap(generation.ReplyStream, "emit", _timed_iter("emit", generation.ReplyStream.emit))

@@ -70,7 +70,7 @@ def median_seconds(run: Any, reps: int) -> float:
 
 def costs(off: LlamaBackend, on: LlamaBackend, prompt: list[int], reps: int) -> dict[str, float]:
     """Prefill and step times with and without the draft context following, and an MTP step."""
-    assert on.mtp is not None
+    assert on.drafting.mtp is not None
     options = off.options
     plain = LlamaContext(off.model, options)
     followed = on.context
@@ -92,7 +92,7 @@ def costs(off: LlamaBackend, on: LlamaBackend, prompt: list[int], reps: int) -> 
         step_plain = median_seconds(lambda: step(plain), reps * 4)
         step_followed = median_seconds(lambda: step(followed), reps * 4)
         followed.restore(saved[id(followed)], base)
-        mtp = on.mtp
+        mtp = on.drafting.mtp
         mtp_step = median_seconds(lambda: mtp.propose([*prompt, token], 1), reps * 4)
         return {
             "prefill_ratio": prefill_plain / prefill_followed,
@@ -106,7 +106,7 @@ def costs(off: LlamaBackend, on: LlamaBackend, prompt: list[int], reps: int) -> 
 
 def scored_acceptance(backend: LlamaBackend) -> dict[str, float]:
     """Each drafter's running acceptance as the choice scored it (verified or not)."""
-    choice = backend.draft_policy
+    choice = backend.drafting.policy
     if not isinstance(choice, DrafterChoice):
         return {}
     return {d.name: choice.acceptance_of(d.name) for d in choice.drafters}
@@ -134,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
         off = LlamaBackend(model, replace(options, speculative=False))
         on = LlamaBackend(model, options)
         try:
-            if on.mtp is None:
-                print(json.dumps({"model": str(model), "mtp": on.mtp_status}))
+            if on.drafting.mtp is None:
+                print(json.dumps({"model": str(model), "mtp": on.drafting.mtp_status}))
                 return 1
             messages = [Message("system", "You are a helpful assistant."), Message("user", PROSE)]
             rates: dict[str, list[float]] = {"off": [], "on": []}
@@ -156,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
             result = {
                 "model": str(model),
                 "threads": options.threads,
-                "mtp": on.mtp_status,
+                "mtp": on.drafting.mtp_status,
                 "tokens_per_second": {k: statistics.median(v) for k, v in rates.items()},
                 "speedup": statistics.median(rates["on"]) / statistics.median(rates["off"]),
                 "identical": identical,

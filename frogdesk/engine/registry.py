@@ -130,29 +130,32 @@ def state_owner(backend: Backend | None) -> LlamaBackend | None:
         return None
     # loads llama_cpp: only when a llama backend is already loaded
     from frogdesk.engine.llama.backend import LlamaBackend
-    from frogdesk.engine.llama.decode.context import LlamaContext
 
-    if isinstance(backend, LlamaBackend) and type(backend.context) is LlamaContext:
-        return backend
-    return None
+    return backend if isinstance(backend, LlamaBackend) else None
 
 
 def reopened_like(backend: Backend, model_path: Path) -> Backend | None:
     """A backend on `model_path` with `backend`'s options (context, GPU layers, drafting),
     when `backend` is a whole loaded local model; None when there are no options to reuse."""
-    from frogdesk.engine.llama.backend import LlamaBackend  # loads llama_cpp: only on a switch
+    # loads llama_cpp: only on a switch
+    from frogdesk.engine.llama.backend import LlamaBackend
+    from frogdesk.engine.llama.conversation.replying import ConversationBackend
 
-    return LlamaBackend.like(backend, model_path) if isinstance(backend, LlamaBackend) else None
+    if not isinstance(backend, ConversationBackend):
+        return None
+    return LlamaBackend.like(backend, model_path)
 
 
 def watch_prefill(backend: Backend, heard: Callable[[int, int], None] | None) -> bool:
     """Have `backend` report each prompt prefill's progress (tokens decoded, tokens to
-    decode) where it can (a whole loaded local model); False where it cannot."""
+    decode) where it can (a llama backend, alone or on one sequence of a shared context);
+    False where it cannot."""
     if not kind_of(backend.info.kind).local_model:
         return False
-    from frogdesk.engine.llama.backend import LlamaBackend  # loads llama_cpp: only when loaded
+    # loads llama_cpp: only when loaded
+    from frogdesk.engine.llama.conversation.replying import ConversationBackend
 
-    if not isinstance(backend, LlamaBackend):
+    if not isinstance(backend, ConversationBackend):
         return False
     backend.watch_prefill(heard)
     return True

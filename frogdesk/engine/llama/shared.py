@@ -9,7 +9,6 @@ copied to every other sequence before it moves on.
 
 from __future__ import annotations
 
-import copy
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -18,10 +17,9 @@ from pathlib import Path
 import llama_cpp
 
 from frogdesk.engine.chat import EngineEvent, GenerationSettings, Message, ToolSchema
-from frogdesk.engine.llama.backend import LlamaBackend, model_template
+from frogdesk.engine.llama.backend import model_template
+from frogdesk.engine.llama.conversation.replying import ConversationBackend
 from frogdesk.engine.llama.conversation.segments import reply_closing
-from frogdesk.engine.llama.conversation.sequence import LlamaSequence
-from frogdesk.engine.llama.conversation.transcript import TokenTranscript
 from frogdesk.engine.llama.decode.batch import BatchScheduler, BatchStats, SequenceContext
 from frogdesk.engine.llama.decode.context import LlamaContext
 from frogdesk.engine.llama.load.log import LlamaLogCapture
@@ -101,10 +99,11 @@ class SharedLlama:
             self._prefix_done = True
             if owner.transcript.tokens:
                 return
-            plan = owner._plan(
+            conversation = owner.conversation
+            plan = conversation.plan(
                 messages, tools, enable_thinking=enable_thinking, generation_prompt=False
             )
-            owner._apply(plan)
+            conversation.apply(plan)
             try:
                 self.prefix_evaluated = owner.catch_up()
             finally:
@@ -113,7 +112,7 @@ class SharedLlama:
                 if other is owner or other.transcript.tokens:
                     continue
                 owner.slot.copy_to(other.seq)
-                other.adopt(copy.deepcopy(owner.transcript))
+                other.conversation.adopt(conversation.copied())
                 if other.generating:
                     # It waits for this lock inside `generate`, which ends by releasing its
                     # slot: the first batches wait for it, so the attempts start together.
@@ -128,34 +127,25 @@ class SharedLlama:
             self.log.uninstall()
 
 
-class SequenceBackend(LlamaBackend):
-    """The llama backend on one sequence of a `SharedLlama` (built by it, not loaded)."""
+class SequenceBackend(ConversationBackend):
+    """The llama backend on one sequence of a `SharedLlama` (built by it, not loaded).
+
+    It never drafts: a shared batch gives each sequence one row of logits.
+    """
+
+    context: SequenceContext
 
     def __init__(  # the model and context are the shared ones: nothing is loaded here
         self, shared: SharedLlama, seq: int
     ) -> None:
+        slot = SequenceContext(shared.scheduler, seq, shared.n_ctx_seq)
+        super().__init__(shared.options, shared.log, shared.model, slot, shared.template,
+                         shared.dialect_choice, shared.closing)  # fmt: skip
         self.shared = shared
         self.seq = seq
-        self.options = shared.options
-        self._log = shared.log
-        self.model = shared.model
-        self.slot = SequenceContext(shared.scheduler, seq, shared.n_ctx_seq)
-        self.context = self.slot
-        self.template = shared.template
-        self.dialect_choice = shared.dialect_choice
-        self._closing = shared.closing
-        self.load_log = shared.log.lines
-        self._busy = threading.Lock()
+        self.slot = slot
         self.generating = False
         """Inside `generate` (from its start to its slot's release)."""
-        self.adopt(TokenTranscript())
-
-    def adopt(self, transcript: TokenTranscript) -> None:
-        """Hold `transcript` (the sequence's cells must hold its evaluated tokens)."""
-        self.transcript = transcript
-        self.sequence = LlamaSequence(
-            self.model, self.slot, transcript, max_snapshots=self.options.max_snapshots
-        )
 
     def generate(
         self,

@@ -44,7 +44,7 @@ def test_the_config_setting_turns_drafting_off_and_on(
     try:
         assert backend.options.speculative is on
         assert backend.model.mtp_loaded is on
-        assert backend.mtp_status == ("on" if on else "off: speculative decoding is off")
+        assert backend.drafting.mtp_status == ("on" if on else "off: speculative decoding is off")
         usage = reply(backend).usage
         assert usage is not None
         if not on:
@@ -58,16 +58,16 @@ def test_drafts_are_counted_per_drafter_in_the_usage(mtp_gguf: Path, tmp_path: P
     backend = load_backend(settings, mtp_gguf)
     assert isinstance(backend, LlamaBackend)
     try:
-        assert backend.mtp is not None
+        assert backend.drafting.mtp is not None
         # every MTP proposal verified
-        backend.drafter, backend.draft_policy = backend.mtp, AlwaysVerify()
+        backend.drafting.drafter, backend.drafting.policy = backend.drafting.mtp, AlwaysVerify()
         usage = reply(backend).usage
         assert usage is not None and usage.drafted_tokens > 0
         assert usage.drafted_by == {"mtp": usage.drafted_tokens}
         assert usage.accepted_by == {"mtp": usage.accepted_tokens}
         # both drafters behind the choice: the counts split by drafter and add up
-        choice = AlwaysVerifyChoice([backend.ngram, backend.mtp])
-        backend.drafter, backend.draft_policy = choice, choice
+        choice = AlwaysVerifyChoice([backend.drafting.ngram, backend.drafting.mtp])
+        backend.drafting.drafter, backend.drafting.policy = choice, choice
         usage = reply(backend).usage
         assert usage is not None
         assert set(usage.drafted_by) <= {"ngram", "mtp"} and usage.drafted_by

@@ -64,7 +64,7 @@ def reference_tokens(path: Path, messages: list[Message], **kw: object) -> list[
     """The reply's tokens with drafting off (the MTP block is then not even loaded)."""
     b = LlamaBackend(path, replace(OPTIONS, speculative=False))
     try:
-        assert b.mtp is None and not b.model.mtp_loaded
+        assert b.drafting.mtp is None and not b.model.mtp_loaded
         r = generate(b, messages, **kw)
         assert r.usage is not None and r.usage.drafted_tokens == 0
         return list(b.transcript.tokens[r.usage.prompt_tokens :])
@@ -107,8 +107,8 @@ def test_without_the_nextn_calls_the_mtp_gguf_drafts_without_mtp(
     monkeypatch.setattr(mtp_module, "load_nextn", lambda: load_nextn(NoSymbols()))
     b = LlamaBackend(mtp_gguf, OPTIONS)
     try:
-        assert b.mtp is None and not isinstance(b.drafter, DrafterChoice)
-        assert b.mtp_status.startswith("off: libllama has no set_embeddings_nextn")
+        assert b.drafting.mtp is None and not isinstance(b.drafting.drafter, DrafterChoice)
+        assert b.drafting.mtp_status.startswith("off: libllama has no set_embeddings_nextn")
         r = generate(b, START, max_tokens=8)
         assert r.finish is not None and r.finish.reason in ("stop", "length")
     finally:
@@ -136,16 +136,19 @@ def test_mtp_drafts_are_verified_and_the_output_is_the_models_own(
     Greedy, sampled (the sampler draws once per emitted token, as without drafting) and
     under the tool-call grammar (a drafted token the grammar refuses is a rejected draft).
     """
-    assert mtp_backend.mtp_status == "on" and mtp_backend.mtp is not None
+    assert mtp_backend.drafting.mtp_status == "on" and mtp_backend.drafting.mtp is not None
     kw = SETTINGS[kind]
     reference = reference_tokens(mtp_gguf, START, **kw)
-    mtp_backend.drafter, mtp_backend.draft_policy = mtp_backend.mtp, AlwaysVerify()
+    mtp_backend.drafting.drafter, mtp_backend.drafting.policy = (
+        mtp_backend.drafting.mtp,
+        AlwaysVerify(),
+    )
     r = generate(mtp_backend, START, **kw)
     assert r.usage is not None
     assert r.usage.drafted_tokens > 0, "the MTP head proposed tokens and they were verified"
     assert mtp_backend.last_drafts.by_drafter["mtp"][0] == r.usage.drafted_tokens
-    assert mtp_backend.mtp.mirrored >= r.usage.prompt_tokens, "the draft context followed"
-    assert not mtp_backend.mtp.failed
+    assert mtp_backend.drafting.mtp.mirrored >= r.usage.prompt_tokens, "the draft context followed"
+    assert not mtp_backend.drafting.mtp.failed
     assert list(mtp_backend.transcript.tokens[r.usage.prompt_tokens :]) == reference
     ours = np.array(mtp_backend.last_logits())
     assert np.abs(ours - replay_logits(mtp_backend)).max() == 0.0
@@ -161,9 +164,9 @@ def test_after_rejected_drafts_the_head_drafts_as_after_a_clean_prefill(
     After a reply whose every draft was verified (and rejected, on random weights), the next
     draft equals the one a fresh backend makes from the same tokens decoded in one go.
     """
-    mtp = mtp_backend.mtp
+    mtp = mtp_backend.drafting.mtp
     assert mtp is not None
-    mtp_backend.drafter, mtp_backend.draft_policy = mtp, AlwaysVerify()
+    mtp_backend.drafting.drafter, mtp_backend.drafting.policy = mtp, AlwaysVerify()
     r = generate(mtp_backend, START)
     assert r.usage is not None and r.usage.drafted_tokens > r.usage.accepted_tokens
     t = mtp_backend.transcript
@@ -171,9 +174,9 @@ def test_after_rejected_drafts_the_head_drafts_as_after_a_clean_prefill(
     after_reply = mtp.propose(tokens, 4)
     fresh = LlamaBackend(mtp_gguf, OPTIONS)
     try:
-        assert fresh.mtp is not None
+        assert fresh.drafting.mtp is not None
         fresh.context.decode(tokens[:-1], 0)
-        assert fresh.mtp.propose(tokens, 4) == after_reply
+        assert fresh.drafting.mtp.propose(tokens, 4) == after_reply
         assert len(after_reply) == 4
     finally:
         fresh.close()
@@ -187,12 +190,12 @@ def test_the_draft_context_follows_a_prefill_batch_larger_than_its_own(mtp_gguf:
     for n_batch in (512, MTP_UBATCH):
         b = LlamaBackend(mtp_gguf, replace(OPTIONS, n_batch=n_batch))
         try:
-            assert b.mtp is not None
+            assert b.drafting.mtp is not None
             prompt = b.model.tokenize(words)
             assert len(prompt) > 2 * MTP_UBATCH and len(prompt) % MTP_UBATCH > 1
             b.context.decode(prompt, 0)
-            assert b.mtp.mirrored == len(prompt) and not b.mtp.failed
-            drafts.append(b.mtp.propose([*prompt, 42], 4))
+            assert b.drafting.mtp.mirrored == len(prompt) and not b.drafting.mtp.failed
+            drafts.append(b.drafting.mtp.propose([*prompt, 42], 4))
         finally:
             b.close()
     assert len(drafts[0]) == 4 and drafts[0] == drafts[1]
@@ -200,7 +203,7 @@ def test_the_draft_context_follows_a_prefill_batch_larger_than_its_own(mtp_gguf:
 
 def test_the_mtp_head_predicts_from_the_targets_hidden_state(mtp_backend: LlamaBackend) -> None:
     """Positive control: the draft follows the target's state, not only the last token."""
-    mtp = mtp_backend.mtp
+    mtp = mtp_backend.drafting.mtp
     assert mtp is not None
     model = mtp_backend.model
     a = model.tokenize("<|im_start|>user\nhello there, model<|im_end|>\n")
@@ -223,9 +226,11 @@ def test_the_choice_counts_each_drafter_and_keeps_the_output(
         Message("user", "one two three four five six one two three four five six one two"),
     ]
     reference = reference_tokens(mtp_gguf, messages, max_tokens=48)
-    assert mtp_backend.mtp is not None
-    choice = AlwaysVerifyChoice([mtp_backend.drafter, mtp_backend.mtp], rollback_redecodes=True)
-    mtp_backend.drafter = mtp_backend.draft_policy = choice
+    assert mtp_backend.drafting.mtp is not None
+    choice = AlwaysVerifyChoice(
+        [mtp_backend.drafting.drafter, mtp_backend.drafting.mtp], rollback_redecodes=True
+    )
+    mtp_backend.drafting.drafter = mtp_backend.drafting.policy = choice
     r = generate(mtp_backend, messages, max_tokens=48)
     assert r.usage is not None
     counts = mtp_backend.last_drafts.by_drafter
@@ -257,10 +262,10 @@ def test_a_gguf_without_an_mtp_block_drafts_without_it_and_says_why(qwen35_gguf:
         logger.removeHandler(collect)
         logger.setLevel(level)
     try:
-        assert b.mtp is None
-        assert b.mtp_status.startswith("off: no MTP layer in the GGUF")
-        assert f"MTP drafting {b.mtp_status}" in collect.messages
-        assert not isinstance(b.drafter, DrafterChoice)
+        assert b.drafting.mtp is None
+        assert b.drafting.mtp_status.startswith("off: no MTP layer in the GGUF")
+        assert f"MTP drafting {b.drafting.mtp_status}" in collect.messages
+        assert not isinstance(b.drafting.drafter, DrafterChoice)
         r = generate(b, START)
         assert r.finish is not None and r.finish.reason in ("stop", "length")
         assert "mtp" not in b.last_drafts.by_drafter

@@ -203,8 +203,10 @@ def test_a_hybrid_state_of_another_conversation_is_refused_though_llama_cpp_take
 
     control = LlamaBackend(qwen35_gguf, OPTIONS)
     try:  # the old way, trusting the bytes: llama.cpp takes them and the logits are wrong
-        plan = control._plan(other, TOOLS, enable_thinking=True, generation_prompt=False)
-        control._apply(plan)
+        plan = control.conversation.plan(
+            other, TOOLS, enable_thinking=True, generation_prompt=False
+        )
+        control.conversation.apply(plan)
         assert _raw_set(control, s.state)
         control.transcript.n_past = len(s.state.tokens)
         control.transcript.schedule = list(s.state.schedule)

@@ -132,7 +132,7 @@ def arms(smollm2_gguf: Path) -> Iterator[dict[str, Counter[tuple[int, ...]]]]:
         assert reply.usage is not None and reply.finish is not None
         prompt_len, reference = reply.usage.prompt_tokens, list(reply.finish.raw_tokens)
         drafter = Greedy(prompt_len, reference)
-        drafted.drafter, drafted.draft_policy = drafter, Every()
+        drafted.drafting.drafter, drafted.drafting.policy = drafter, Every()
         out: dict[str, Counter[tuple[int, ...]]] = {"off": Counter(), "on": Counter()}
         accepted = 0
         for i in range(SAMPLES):

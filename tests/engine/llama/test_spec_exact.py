@@ -235,8 +235,8 @@ def drafted_run(
     """A reply with every step drafted (drafts of the reference, some with a wrong token)."""
     prompt_len, tokens = reference(path, temperature)
     b = LlamaBackend(path, OPTIONS)
-    b.drafter = ScriptedDrafter(prompt_len, tokens, b.model.n_vocab)
-    b.draft_policy = AlwaysVerify()
+    b.drafting.drafter = ScriptedDrafter(prompt_len, tokens, b.model.n_vocab)
+    b.drafting.policy = AlwaysVerify()
     log = record(b, monkeypatch)
     r = generate(b, temperature)
     assert r.usage is not None
@@ -292,7 +292,7 @@ def test_the_check_sees_a_token_picked_from_the_next_row(
     original = ReplyRun._pick
 
     def next_row(run: ReplyRun, stream: ReplyStream, row: int) -> int:
-        last = len(run._seq._verifying) - 1
+        last = len(run._conversation.verifying) - 1
         return original(run, stream, row + 1 if 0 <= row < last else row)
 
     monkeypatch.setattr(ReplyRun, "_pick", next_row)

@@ -152,7 +152,7 @@ def test_rejected_drafts_leave_no_trace_in_the_hybrid_state(
     assert qwen.model.is_hybrid
     prompt_len, reference = reference_reply(qwen35_gguf, START)
     drafter = ScriptedDrafter(prompt_len, reference, qwen.model.n_vocab)
-    qwen.drafter, qwen.draft_policy = drafter, AlwaysVerify()
+    qwen.drafting.drafter, qwen.drafting.policy = drafter, AlwaysVerify()
     r = generate(qwen, START)
     assert r.usage is not None and r.finish is not None
     drafted, accepted = r.usage.drafted_tokens, r.usage.accepted_tokens
@@ -195,8 +195,8 @@ def test_sampled_replies_with_drafts_draw_like_replies_without(
 ) -> None:
     """At temperature 0.6 the sampler draws once per emitted token: the same seed, the same reply."""
     prompt_len, reference = reference_reply(qwen35_gguf, START, temperature=0.6, seed=9)
-    qwen.drafter = ScriptedDrafter(prompt_len, reference, qwen.model.n_vocab)
-    qwen.draft_policy = AlwaysVerify()
+    qwen.drafting.drafter = ScriptedDrafter(prompt_len, reference, qwen.model.n_vocab)
+    qwen.drafting.policy = AlwaysVerify()
     r = generate(qwen, START, temperature=0.6, seed=9)
     assert r.usage is not None and r.usage.accepted_tokens > 0
     assert list(qwen.transcript.tokens[prompt_len:]) == reference
@@ -204,8 +204,8 @@ def test_sampled_replies_with_drafts_draw_like_replies_without(
 
 def test_drafts_the_grammar_rejects_are_rejected_drafts(qwen: LlamaBackend) -> None:
     """A forced tool call with random drafts: every wrong draft is refused, the call is valid."""
-    qwen.drafter = RandomDrafter(qwen.model.n_vocab)
-    qwen.draft_policy = AlwaysVerify()
+    qwen.drafting.drafter = RandomDrafter(qwen.model.n_vocab)
+    qwen.drafting.policy = AlwaysVerify()
     r = generate(qwen, START, tool_choice="required", enable_thinking=False, max_tokens=48)
     assert r.usage is not None and r.usage.drafted_tokens > r.usage.accepted_tokens
     assert r.finish is not None and r.finish.raw_text.lstrip().startswith("<tool_call>")
@@ -219,8 +219,8 @@ def test_progress_counts_each_token_once_drafted_or_held_back(
     included, and goes on counting while the parser holds a tool call's text back."""
     kw: dict[str, object] = {"tool_choice": "required", "enable_thinking": False}
     prompt_len, reference = reference_reply(qwen35_gguf, START, max_tokens=48, **kw)
-    qwen.drafter = ScriptedDrafter(prompt_len, reference, qwen.model.n_vocab)
-    qwen.draft_policy = AlwaysVerify()
+    qwen.drafting.drafter = ScriptedDrafter(prompt_len, reference, qwen.model.n_vocab)
+    qwen.drafting.policy = AlwaysVerify()
     settings = GenerationSettings(max_tokens=48, temperature=0.0, seed=1, **kw)  # type: ignore[arg-type]
     events = list(qwen.generate(START, [READ_TOOL], settings))
     out = Reply()
@@ -239,8 +239,8 @@ def test_the_setting_turns_drafting_off(qwen35_gguf: Path) -> None:
 
     b = LlamaBackend(qwen35_gguf, replace(OPTIONS, speculative=False))
     try:
-        b.drafter = RandomDrafter(b.model.n_vocab)  # never asked
-        b.draft_policy = AlwaysVerify()
+        b.drafting.drafter = RandomDrafter(b.model.n_vocab)  # never asked
+        b.drafting.policy = AlwaysVerify()
         r = generate(b, START)
         assert r.usage is not None and r.usage.drafted_tokens == 0
         reply_calls = [n for start, n in b.transcript.schedule if start >= r.usage.prompt_tokens]
@@ -262,7 +262,7 @@ def test_smollm2_copying_text_is_drafted_from_the_conversation(smollm2_gguf: Pat
     ]
     b = LlamaBackend(smollm2_gguf, OPTIONS)
     try:
-        b.draft_policy = AlwaysVerify()  # the drafter's proposals, not the cost model, on trial
+        b.drafting.policy = AlwaysVerify()  # the drafter's proposals, not the cost model, on trial
         r = generate(b, messages, max_tokens=64, tools=[])
         assert r.usage is not None
         assert r.usage.accepted_tokens > 20
@@ -397,8 +397,8 @@ def drafted_prose(path: Path, prompt: str, backend: LlamaBackend) -> tuple[list[
     verified in batches (drafts of the reference itself, some with a wrong token)."""
     messages = [Message("system", "You are a helpful assistant."), Message("user", prompt)]
     prompt_len, reference = reference_reply(path, messages, max_tokens=64, tools=[])
-    backend.drafter = ScriptedDrafter(prompt_len, reference, backend.model.n_vocab)
-    backend.draft_policy = AlwaysVerify()
+    backend.drafting.drafter = ScriptedDrafter(prompt_len, reference, backend.model.n_vocab)
+    backend.drafting.policy = AlwaysVerify()
     generate(backend, messages, max_tokens=64, tools=[])
     return reference, list(backend.transcript.tokens[prompt_len:])
 
@@ -445,8 +445,8 @@ def test_greedy_replies_with_drafts_differ_only_at_near_ties(smollm2_gguf: Path)
             reference = list(
                 plain.transcript.tokens[prompt_len : prompt_len + r.usage.completion_tokens]
             )
-            b.drafter = ScriptedDrafter(prompt_len, reference, b.model.n_vocab)
-            b.draft_policy = AlwaysVerify()
+            b.drafting.drafter = ScriptedDrafter(prompt_len, reference, b.model.n_vocab)
+            b.drafting.policy = AlwaysVerify()
             d = generate(b, messages, max_tokens=64, tools=[])
             assert d.usage is not None and d.usage.drafted_tokens > 0
             drafted = list(b.transcript.tokens[prompt_len : prompt_len + d.usage.completion_tokens])
@@ -487,12 +487,12 @@ def test_a_later_turn_reads_on_from_the_drafted_cache(smollm2_gguf: Path) -> Non
     b = LlamaBackend(smollm2_gguf, OPTIONS)
     try:
         prompt_len, reply_tokens = reference_reply(smollm2_gguf, first, max_tokens=48, tools=[])
-        b.drafter = ScriptedDrafter(prompt_len, reply_tokens, b.model.n_vocab)
-        b.draft_policy = AlwaysVerify()
+        b.drafting.drafter = ScriptedDrafter(prompt_len, reply_tokens, b.model.n_vocab)
+        b.drafting.policy = AlwaysVerify()
         drafted = generate(b, first, max_tokens=48, tools=[])
         assert drafted.usage is not None and drafted.usage.accepted_tokens > 0
         second = [*first, Message("assistant", drafted.content), Message("user", "Shorter.")]
-        b.draft_policy = DraftPolicy()
+        b.drafting.policy = DraftPolicy()
         again = generate(b, second, max_tokens=24, tools=[])
         assert again.usage is not None and again.usage.reused_tokens > prompt_len
         reused = again.usage.reused_tokens
@@ -547,7 +547,7 @@ def test_files_read_with_numbers_reach_the_drafter_without_them(smollm2_gguf: Pa
         full = b.model.tokenize(COPY_SOURCE)
         query = b.model.tokenize("\n".join(source[:2]))
         assert full[: len(query)] == query
-        proposal = b.drafter.propose([*b.transcript.tokens, *query], 8)
+        proposal = b.drafting.drafter.propose([*b.transcript.tokens, *query], 8)
         assert len(proposal) >= 2
         assert proposal == full[len(query) : len(query) + len(proposal)]
         # Control: from the transcript alone, the numbers of the listing come next.

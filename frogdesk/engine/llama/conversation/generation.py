@@ -18,10 +18,11 @@ from frogdesk.engine.chat import (
     ToolSchema,
     Usage,
 )
-from frogdesk.engine.llama.conversation.sequence import LlamaSequence
+from frogdesk.engine.llama.conversation.conversation import Conversation
 from frogdesk.engine.llama.decode.sampling import GrammarUse, Sampler, resolve
 from frogdesk.engine.llama.errors import DecodeError
-from frogdesk.engine.llama.speculative.drafting import Drafter, DraftPolicy, DraftStats
+from frogdesk.engine.llama.speculative.drafters import Drafting
+from frogdesk.engine.llama.speculative.drafting import DraftStats
 from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect
 from frogdesk.engine.toolcall.grammar import trigger_pattern
 
@@ -33,26 +34,27 @@ class ReplyRun:
 
     def __init__(
         self,
-        sequence: LlamaSequence,
+        conversation: Conversation,
         tools: Sequence[ToolSchema],
         settings: GenerationSettings,
         starts_in_reasoning: bool,
         limit: int,
         *,
-        drafter: Drafter | None = None,
-        policy: DraftPolicy | None = None,
+        drafting: Drafting | None = None,
         dialect: ToolCallDialect = XML,
     ) -> None:
-        self._seq = sequence
+        """`drafting` None (or not enabled): every token is decoded alone."""
+        self._conversation = conversation
         self._dialect = dialect
         self._tools = tools
         self._settings = settings
         self._starts_in_reasoning = starts_in_reasoning
         self._limit = limit
-        self._sampling = resolve(settings, sequence.model.sampling_defaults())
-        self._call_token = sequence.model.single_token(dialect.trigger)
-        self._drafter = drafter
-        self._policy = policy
+        self._sampling = resolve(settings, conversation.model.sampling_defaults())
+        self._call_token = conversation.model.single_token(dialect.trigger)
+        on = drafting is not None and drafting.enabled and conversation.target.can_verify
+        self._drafter = drafting.drafter if on and drafting is not None else None
+        self._policy = drafting.policy if on and drafting is not None else None
         self.drafts = DraftStats()
         """Tokens drafted and accepted in this reply."""
         self._shadow: list[int] = []
@@ -65,7 +67,7 @@ class ReplyRun:
     def _sampler(self, in_reasoning: bool, seed_offset: int) -> Sampler:
         """The chain for the reasoning phase or the content phase of the reply."""
         choice = self._settings.tool_choice
-        model = self._seq.model
+        model = self._conversation.model
         if choice == "none" or not self._tools:
             banned = [self._call_token] if choice == "none" and self._call_token is not None else []
             return Sampler(model, self._sampling, banned=banned, seed_offset=seed_offset)
@@ -85,11 +87,11 @@ class ReplyRun:
 
     def events(self, cancel: threading.Event | None) -> Iterator[EngineEvent]:
         """Prefill what is new, then stream the reply; always ends with `Finished`."""
-        seq, t = self._seq, self._seq.transcript
+        conv, t = self._conversation, self._conversation.transcript
         started = time.perf_counter()
         reused, prompt_len = t.n_past, len(t.tokens)
         try:
-            evaluated = seq.catch_up(cancel)
+            evaluated = conv.catch_up(cancel)
         except DecodeError as exc:
             yield Finished("error", error=str(exc))
             return
@@ -100,7 +102,7 @@ class ReplyRun:
             yield Usage(completion_tokens=0, **usage)  # type: ignore[arg-type]
             yield Finished("cancelled")
             return
-        stream = ReplyStream(self._seq, self._tools, self._settings,
+        stream = ReplyStream(self._conversation, self._tools, self._settings,
                              starts_in_reasoning=self._starts_in_reasoning, limit=self._limit,
                              sampler_for=self._sampler, dialect=self._dialect)  # fmt: skip
         error = ""
@@ -170,7 +172,7 @@ class ReplyRun:
         sampling and emitting of what it yields) is timed for the policy, which stops
         drafting where it does not pay (`DraftPolicy.cycle`).
         """
-        seq, policy = self._seq, self._policy
+        conv, policy = self._conversation, self._policy
         sample = True
         mark, emitted, drafted = time.perf_counter(), 0, -1
         while True:
@@ -185,17 +187,17 @@ class ReplyRun:
                 if drafted >= 0:
                     policy.cycle(drafted, stream.completion - emitted, now - mark)
                 mark, emitted = now, stream.completion
-            pending = seq.transcript.tokens[-1]
+            pending = conv.transcript.tokens[-1]
             draft = self._draft(stream)
             drafted = len(draft)
             if not draft:
                 started = time.perf_counter()
-                seq.step(pending)
+                conv.step(pending)
                 self._timed(1, started)
                 sample = True
                 continue
             started = time.perf_counter()
-            seq.verify([pending, *draft])
+            conv.verify([pending, *draft])
             self._timed(len(draft) + 1, started)
             kept, rejected = 1, False
             for i in range(len(draft) + 1):
@@ -216,8 +218,8 @@ class ReplyRun:
             if policy is not None:
                 policy.score(accepted, rejected)
             started = time.perf_counter()
-            seq.settle(kept)
-            if 0 < kept < len(draft) + 1 and (self._seq.model.is_hybrid or kept == 1):
+            conv.settle(kept)
+            if 0 < kept < len(draft) + 1 and (self._conversation.model.is_hybrid or kept == 1):
                 # decoded again
                 self._timed(kept, started)
             if stream.reason is not None:
@@ -229,7 +231,7 @@ class ReplyRun:
         """The sampler's token from batch row `row` (-1: the last decoded), accepted into it."""
         # Through the context, which knows which row of the last batch is this sequence's
         # (in a shared batch the last row may be another attempt's).
-        sampler, ctx = stream.sampler, self._seq.context
+        sampler, ctx = stream.sampler, self._conversation.target
         if sampler.plain_greedy:
             # Read straight from the logits: cheaper than the sampler chain (the whole
             # vocabulary as candidates), and the same first largest logit.
@@ -253,13 +255,14 @@ class ReplyRun:
 
     def _draft(self, stream: ReplyStream) -> list[int]:
         """The drafted tokens to verify with the pending one ([] when drafting does not pay)."""
-        drafter, policy, t = self._drafter, self._policy, self._seq.transcript
+        drafter, policy, t = self._drafter, self._policy, self._conversation.transcript
         if drafter is None or policy is None:
             return []
         room = min(
             self._settings.max_tokens - stream.completion,  # tokens the reply may still take
             self._limit - len(t.tokens),  # positions left in the context
-            self._seq.context.n_batch - 1,  # one batch holds the pending token and the draft
+            self._conversation.target.n_batch
+            - 1,  # one batch holds the pending token and the draft
         )
         if room <= 0:
             return []
@@ -283,7 +286,7 @@ class ReplyStream:
 
     def __init__(
         self,
-        sequence: LlamaSequence,
+        conversation: Conversation,
         tools: Sequence[ToolSchema],
         settings: GenerationSettings,
         *,
@@ -292,8 +295,9 @@ class ReplyStream:
         sampler_for: Callable[[bool, int], Sampler],
         dialect: ToolCallDialect = XML,
     ) -> None:
-        self._t = sequence.transcript
-        self._model = sequence.model
+        self._conversation = conversation
+        self._t = conversation.transcript
+        self._model = conversation.model
         self._max_tokens = settings.max_tokens
         self._limit = limit
         self._sampler_for = sampler_for
@@ -326,7 +330,7 @@ class ReplyStream:
     def emit(self, token: int) -> Iterator[EngineEvent]:
         """Take a sampled token into the reply: transcript, text, events, phase, end."""
         self.first = self.first or time.perf_counter()
-        self._t.tokens.append(token)
+        self._conversation.take(token)
         self.completion += 1
         if self._model.is_eog(token):
             self.ended_on_eog = self._model.piece(token).decode("utf-8", "replace")

@@ -204,36 +204,31 @@ def install(
     differs = key_difference(state.key, key)
     if differs:
         raise SavedStateError(f"the state was saved with {differs}")
-    if backend.mtp is not None:
+    if backend.drafting.mtp is not None:
         raise SavedStateError("the MTP draft head must read the transcript itself")
     with backend._busy:
-        t = backend.transcript
+        conversation = backend.conversation
+        t = conversation.transcript
         if t.tokens or t.n_past:
             raise SavedStateError("the backend already holds a conversation")
-        plan = backend._plan(
+        plan = conversation.plan(
             messages, tools, enable_thinking=enable_thinking, generation_prompt=False
         )
         if plan.prompt_len > backend.context.n_ctx:
             raise SavedStateError("the conversation no longer fits the context")
-        wanted = [*plan.history, *plan.prompt]
         saved = list(state.tokens)
-        common = _common_prefix(saved, wanted)
+        common = _common_prefix(saved, plan.tokens)
         if common < len(saved) and (backend.model.is_hybrid or common == 0):
             raise SavedStateError("the state holds tokens the transcript does not")
-        backend._apply(plan)
+        conversation.apply(plan)
         try:
             _set_data(backend, state.data, len(saved))
             if common < len(saved) and not backend.context.trim(common):
                 raise SavedStateError("could not drop the tokens the transcript does not hold")
         except BaseException:
-            backend.context.clear()
-            t.reset()
+            conversation.forget()
             raise
-        t.n_past = common
-        t.schedule = _cut_schedule(state.schedule, common)
-        hybrid = backend.model.is_hybrid
-        for boundary in t.boundaries:  # as a prefill that passed them would have left them
-            boundary.captured = boundary.pos == common or (not hybrid and boundary.pos < common)
+        conversation.loaded(common, _cut_schedule(state.schedule, common))
         return common
 
 

@@ -201,10 +201,11 @@ class BatchScheduler:
             self._batch = None
 
 
-class SequenceContext(LlamaContext):
-    """One sequence of a shared context, with the interface the llama backend uses.
+class SequenceContext:
+    """One sequence of a shared context, as a `DecodeTarget`.
 
-    It owns no llama context: every call goes to the shared one through the scheduler.
+    It owns no llama context: every call goes to the shared one through the scheduler, and
+    a batch gives each sequence one row, so a draft cannot be verified here.
     """
 
     def __init__(  # the shared context is made once, by its owner
@@ -222,6 +223,11 @@ class SequenceContext(LlamaContext):
     def handle(self) -> Any:
         """The shared `llama_context *` (sample with `logits_index`)."""
         return self.scheduler.context.handle
+
+    @property
+    def can_verify(self) -> bool:
+        """A shared batch takes one row of each sequence: no draft is verified here."""
+        return False
 
     def decode(
         self,
@@ -256,6 +262,10 @@ class SequenceContext(LlamaContext):
     def decode_one(self, token: int, pos: int) -> None:
         """Decode one generated token at `pos`, in the next shared batch."""
         self.logits_index = self.scheduler.submit(self.seq, [token], pos)
+
+    def decode_rows(self, tokens: Sequence[int], start: int) -> None:
+        """Refused: a shared batch holds one row with logits per sequence (`can_verify`)."""
+        raise DecodeError("a sequence of a shared context cannot verify a draft")
 
     def release(self) -> None:
         """This sequence's reply ended: the others need not wait for it."""

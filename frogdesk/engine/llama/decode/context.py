@@ -21,7 +21,7 @@ PARTIAL = llama_cpp.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
 
 
 class LlamaContext:
-    """A context with a reusable batch; every position it holds is one of sequence 0."""
+    """A context of its own with a reusable batch, as a `DecodeTarget` on sequence 0."""
 
     def __init__(self, model: LlamaModel, params: LlamaOptions, n_seq_max: int = 1) -> None:
         if params.kv_cache_type not in KV_CACHE_TYPES:
@@ -74,6 +74,11 @@ class LlamaContext:
         if self._ctx is None:
             raise RuntimeError("the context is closed")
         return self._ctx
+
+    @property
+    def can_verify(self) -> bool:
+        """Whether `decode_rows` works (always: the batch is this sequence's alone)."""
+        return True
 
     def decode(
         self,

@@ -31,7 +31,7 @@ class _Pending:
 
 
 class DrafterChoice(DraftPolicy):
-    """A Drafter and a DraftPolicy at once: pass it as both to `ReplyRun`.
+    """A Drafter and a DraftPolicy at once: a `Drafting` holds it as both.
 
     A drafter with a `max_draft` attribute is never asked for more tokens than that.
     """
