@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from frogdesk.attempts.verify import CheckResult
+from frogdesk.engine.chat import Usage
 
 CHECK_KEYS = ("command", "exit_code", "summary", "seconds")
 
@@ -25,10 +26,12 @@ class AttemptResult:
     lines_removed: int = 0
     n_steps: int = 0
     tokens: int = 0
-    """Tokens the model generated over the attempt's replies."""
+    """Tokens the model generated over the attempt's replies (a reply cut by a stop too)."""
     seconds: float = 0.0
     final_message: str = ""
     check: CheckResult | None = None
+    cut_usage: Usage | None = None
+    """The usage of the reply the attempt's stop cut off (its transcript has no step for it)."""
 
     @property
     def lines_changed(self) -> int:

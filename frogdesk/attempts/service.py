@@ -155,7 +155,7 @@ def _result(item: _Running, check: CheckResult | None) -> AttemptResult:
             check=check,
         )
     result = outcome.result
-    tokens = sum(s.usage.completion_tokens for s in result.steps if s.usage is not None)
+    tokens = sum(u.completion_tokens for u in result.spent)
     return AttemptResult(
         item.index,
         active.record.id,
@@ -170,6 +170,7 @@ def _result(item: _Running, check: CheckResult | None) -> AttemptResult:
         item.seconds,
         result.final_message,
         check,
+        result.cut_usage,
     )
 
 

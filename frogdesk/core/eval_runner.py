@@ -100,6 +100,8 @@ def _measure(workbench: CoreWorkbench, result: AttemptResult, results_root: Path
         steps = store.read_transcript(result.session_id).steps
         record.tool_calls = sum(len(s.observations) for s in steps)
         usages = [s.usage for s in steps if s.usage is not None]
+        if result.cut_usage is not None:  # the reply a stop cut off is no step
+            usages.append(result.cut_usage)
         record.prefill_tokens = sum(u.evaluated_tokens for u in usages)
         record.decoded_tokens = sum(u.completion_tokens for u in usages)
         record.prompt_tokens = usages[-1].prompt_tokens if usages else 0

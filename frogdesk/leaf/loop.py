@@ -28,6 +28,7 @@ from frogdesk.engine.chat import (
     ToolCallError,
     ToolCallEvent,
     ToolSchema,
+    Usage,
 )
 from frogdesk.leaf.errors import ToolInfrastructureError
 from frogdesk.leaf.events import (
@@ -180,6 +181,7 @@ class LeafLoop:
         self.on_step = on_step
         self.steps: list[StepRecord] = list(prior_steps)
         self.context_tokens = 0
+        self.cut_usage: Usage | None = None
         self._streak = 0
         self._last_signature = ""
 
@@ -212,6 +214,7 @@ class LeafLoop:
             error=error,
             context_tokens=self.context_tokens,
             elapsed=time.monotonic() - started,
+            cut_usage=self.cut_usage,
         )
 
     def _steps(self, stop: _StopSignal) -> str:
@@ -271,6 +274,7 @@ class LeafLoop:
             self.context_tokens = reply.usage.prompt_tokens + reply.usage.completion_tokens
         finish = reply.finish.reason if reply.finish else "error"
         if finish == "cancelled" or stop.reason is not None:
+            self.cut_usage = reply.usage
             stop.trip("cancelled")
             stop.check()
         if finish == "error":

@@ -93,6 +93,15 @@ class LoopResult:
     error: str = ""
     context_tokens: int = 0
     elapsed: float = 0.0
+    cut_usage: Usage | None = None
+    """What the reply a stop cut off (Esc, Ctrl+C, the time limit) spent: no step holds it,
+    since an unfinished reply is not kept, but its tokens were decoded all the same."""
+
+    @property
+    def spent(self) -> list[Usage]:
+        """The usage of every reply of the run, the cut one last."""
+        usages = [s.usage for s in self.steps if s.usage is not None]
+        return usages + ([self.cut_usage] if self.cut_usage is not None else [])
 
     @property
     def n_steps(self) -> int:

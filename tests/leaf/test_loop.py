@@ -15,6 +15,7 @@ from frogdesk.engine.chat import (
     Message,
     ToolCall,
     ToolCallError,
+    Usage,
 )
 from frogdesk.leaf.events import (
     LoopEvent,
@@ -306,6 +307,52 @@ def test_cancel_from_another_thread_while_generating(runner: ToolRunner) -> None
     )
     assert result.exit_reason == "cancelled"
     assert steps == [] and [m.role for m in result.messages] == ["system", "user"]
+
+
+class CutBackend(EventBackend):
+    """Replays `replies`, then streams a reply that only a stop ends, as an engine does:
+    its usage (7 decoded tokens) and `Finished("cancelled")`."""
+
+    def generate(self, messages, tools, settings, cancel=None):  # type: ignore[no-untyped-def]
+        if self.replies:
+            yield from super().generate(messages, tools, settings, cancel)
+            return
+        self.calls.append((list(messages), settings))
+        yield ContentDelta("on and on")
+        assert cancel is not None
+        cancel.wait()
+        yield Usage(100, 10, 90, 7)
+        yield Finished("cancelled")
+
+
+@pytest.mark.parametrize("stop", ["max_time", "cancelled"])
+def test_a_reply_a_stop_cuts_off_still_counts_what_it_decoded(
+    runner: ToolRunner, stop: str
+) -> None:
+    """The cut reply is no step (an unfinished reply is not kept) but its tokens were
+    decoded: `cut_usage` holds them and `spent` counts them after the steps'."""
+    call = ToolCall("Glob", {"pattern": "*.py"})
+    cancel = threading.Event()
+
+    def on_event(event: LoopEvent) -> None:
+        if stop == "cancelled" and isinstance(event, ContentDelta) and event.text == "on and on":
+            threading.Thread(target=cancel.set).start()
+
+    config = LoopConfig(max_time=0.5 if stop == "max_time" else 0.0)
+    backend = CutBackend([reply("", call)])
+    result = run_loop(
+        backend, tool_schemas(), runner, config, opening(), cancel=cancel, on_event=on_event
+    )
+    assert result.exit_reason == stop and len(backend.calls) == 2
+    assert len(result.steps) == 1 and result.cut_usage is not None
+    assert [u.completion_tokens for u in result.spent] == [5, 7]
+
+
+def test_a_run_no_stop_cut_has_no_cut_usage(runner: ToolRunner) -> None:
+    """Positive control: every reply finished, so every usage is a step's."""
+    call = ToolCall("Glob", {"pattern": "*.py"})
+    _, steps, result = drive(EventBackend([reply("", call), reply("done")]), runner)
+    assert result.cut_usage is None and result.spent == [s.usage for s in steps]
 
 
 def test_each_step_of_a_seeded_run_samples_with_its_own_seed(runner: ToolRunner) -> None:
