@@ -5,7 +5,9 @@ For sessions of about 4K and 7K tokens (a task and long tool results) on SmolLM2
 does; then, in the same process, a fresh backend reopens it with the saved state and
 another reads the transcript again, each up to the first new token of the next reply.
 Prints the time to that token both ways, their ratio, the state's size on disk, and
-`exact`: whether the next logits of both are equal bit for bit.
+`exact`: whether the next logits of both are equal bit for bit. `new_session` does the
+same for a new session's first token with the shared opening (Leaf's system prompt and
+tools) an earlier session saved, against reading it too.
 
     nice -n 10 python bench/resume.py --json [--sizes 4096,6800] [--model X.gguf]
 """
@@ -22,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from frogdesk.engine.chat import GenerationSettings, Message
+from frogdesk.engine.chat import GenerationSettings, Message, ToolSchema
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.conversation.saved_state import (
     capture,
@@ -32,6 +34,8 @@ from frogdesk.engine.llama.conversation.saved_state import (
     write_to,
 )
 from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.leaf.schemas import system_prompt, tool_schemas
+from frogdesk.sessions.openings import load_opening, save_opening
 
 SYSTEM = "You are a software-engineering agent working in a checked-out repository."
 
@@ -50,11 +54,13 @@ def session_messages(backend: LlamaBackend, tokens: int) -> list[Message]:
     return messages
 
 
-def first_token(backend: LlamaBackend, messages: list[Message]) -> tuple[float, np.ndarray]:
+def first_token(
+    backend: LlamaBackend, messages: list[Message], tools: list[ToolSchema] | None = None
+) -> tuple[float, np.ndarray]:
     """Seconds to generate one token of the next reply, and the logits it was sampled from."""
     started = time.perf_counter()
     settings = GenerationSettings(max_tokens=1, seed=1, temperature=0.0)
-    for _ in backend.generate(messages, [], settings):
+    for _ in backend.generate(messages, tools or [], settings):
         pass
     seconds = time.perf_counter() - started
     return seconds, np.array(backend.last_logits())
@@ -110,6 +116,47 @@ def one_size(model: Path, options: LlamaOptions, tokens: int) -> dict[str, Any]:
     }
 
 
+def new_session(model: Path, options: LlamaOptions) -> dict[str, Any]:
+    """A new session's first token with the shared opening saved by an earlier session
+    (Leaf's system prompt and tools) against reading the opening too."""
+    tools = tool_schemas()
+    task = "The test in test_calc.py fails. Fix the bug in calc.py so that the tests pass."
+    earlier = [Message("system", system_prompt()), Message("user", "Add a --verbose flag.")]
+    messages = [earlier[0], Message("user", task)]
+    with tempfile.TemporaryDirectory() as folder:
+        openings, data_dir = Path(folder) / "openings", Path(folder) / "data"
+        first = LlamaBackend(model, options)
+        try:
+            load_opening(first, openings, data_dir, 1 << 40, earlier, tools, enable_thinking=True)
+            first.prefill(earlier, tools)
+            save_opening(first, openings, data_dir, 1 << 40)
+            opening = len(first.conversation.opening_tokens(earlier, tools, enable_thinking=True))
+        finally:
+            first.close()
+        shared = LlamaBackend(model, options)
+        try:
+            started = time.perf_counter()
+            said = load_opening(shared, openings, data_dir, 1 << 40, messages, tools,
+                                enable_thinking=True)  # fmt: skip
+            load_s = time.perf_counter() - started
+            rest_s, shared_logits = first_token(shared, messages, tools)
+        finally:
+            shared.close()
+    alone = LlamaBackend(model, options)
+    try:
+        alone_s, alone_logits = first_token(alone, messages, tools)
+    finally:
+        alone.close()
+    return {
+        "opening_tokens": opening,
+        "loaded": "loaded from saved state" in said,
+        "first_token_shared_opening_s": round(load_s + rest_s, 3),
+        "first_token_reading_it_s": round(alone_s, 3),
+        "speedup": round(alone_s / (load_s + rest_s), 2),
+        "exact": bool(np.array_equal(shared_logits, alone_logits)),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the sizes asked for and print one JSON object."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -128,7 +175,11 @@ def main(argv: list[str] | None = None) -> int:
     for size in sizes:
         options = LlamaOptions(n_ctx=size + 1024, n_threads=args.threads, speculative=False)
         results.append(one_size(model, options, size))
-    json.dump({"model": str(model), "threads": args.threads, "sessions": results}, sys.stdout)
+    options = LlamaOptions(n_ctx=8192, n_threads=args.threads, speculative=False)
+    opening = new_session(model, options)
+    doc = {"model": str(model), "threads": args.threads, "sessions": results,
+           "new_session": opening}  # fmt: skip
+    json.dump(doc, sys.stdout)
     print()
     return 0
 

@@ -42,6 +42,11 @@ class AppPaths:
         return self.data_dir / "worktrees"
 
     @property
+    def openings_dir(self) -> Path:
+        """Saved engine states of the opening every session on a model shares (a cache)."""
+        return self.cache_dir / "openings"
+
+    @property
     def log_file(self) -> Path:
         """Where huggingface_hub's and llama.cpp's own log lines go (never the terminal)."""
         return (self.state_dir or self.cache_dir) / "log" / "frogdesk.log"

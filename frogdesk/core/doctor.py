@@ -29,6 +29,8 @@ from frogdesk.sandbox.errors import SandboxError
 from frogdesk.sandbox.levels import confined_shell, detect
 from frogdesk.sandbox.tool_report import probe_lines, refused_entries
 from frogdesk.sandbox.toolchain import TOOLS, env_folder_names, is_venv, probe_tools
+from frogdesk.sessions.openings import KEEP as OPENINGS_KEPT
+from frogdesk.sessions.openings import openings_on_disk
 from frogdesk.sessions.saved_states import states_on_disk
 from frogdesk.sizes import gib
 from frogdesk.worktree.checkout import find_repo_root
@@ -82,9 +84,11 @@ class DoctorReport:
     running_as_root: bool
     problems: list[str] = field(default_factory=list)
     toolchain: dict[str, Any] = field(default_factory=dict)
+    """What a session's shell finds (python, pytest, node...) and what it is not shown."""
     saved_states: dict[str, int] = field(default_factory=dict)
     """Saved engine states of sessions: how many and their bytes."""
-    """What a session's shell finds (python, pytest, node...) and what it is not shown."""
+    shared_openings: dict[str, int] = field(default_factory=dict)
+    """Saved openings every session on a model starts from: how many and their bytes."""
 
     def to_dict(self) -> dict[str, Any]:
         """The report as plain JSON-able data."""
@@ -308,6 +312,9 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
         problems=problems,
         toolchain=toolchain,
         saved_states=asdict(states_on_disk(paths.sessions_dir)),
+        shared_openings=dict(
+            zip(("count", "total"), openings_on_disk(paths.openings_dir), strict=True)
+        ),
     )
 
 
@@ -345,6 +352,7 @@ def format_text(report: DoctorReport) -> str:
         f"data             {report.paths['data_dir']}",
         f"models           {report.paths['hf_cache']} (the Hugging Face cache); imported: {report.paths['models_dir']}",
         f"saved states     {gib(report.saved_states.get('total', 0))} in {report.saved_states.get('count', 0)} sessions (cap: saved_state_max_bytes)",
+        f"shared openings  {gib(report.shared_openings.get('total', 0))} in {report.shared_openings.get('count', 0)} files (the newest {OPENINGS_KEPT} kept)",
         f"log              {report.paths['log_file']} (huggingface_hub and llama.cpp messages)",
         hub_line,
     ]

@@ -23,6 +23,7 @@ from frogdesk.models.errors import ModelError
 
 if TYPE_CHECKING:
     from frogdesk.engine.llama.backend import LlamaBackend
+    from frogdesk.engine.llama.conversation.replying import ConversationBackend
     from frogdesk.engine.llama.load.model import LlamaModel
 
 
@@ -132,6 +133,17 @@ def state_owner(backend: Backend | None) -> LlamaBackend | None:
     from frogdesk.engine.llama.backend import LlamaBackend
 
     return backend if isinstance(backend, LlamaBackend) else None
+
+
+def opening_owner(backend: Backend | None) -> ConversationBackend | None:
+    """The embedded llama conversation behind `backend`, whole or one sequence of a shared
+    context, that can start from a saved shared opening; None for any other."""
+    if backend is None or not kind_of(backend.info.kind).shared_weights:
+        return None
+    # loads llama_cpp: only when a llama backend is already loaded
+    from frogdesk.engine.llama.conversation.replying import ConversationBackend
+
+    return backend if isinstance(backend, ConversationBackend) else None
 
 
 def reopened_like(backend: Backend, model_path: Path) -> Backend | None:

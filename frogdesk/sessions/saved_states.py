@@ -23,7 +23,8 @@ from frogdesk.quantcheck.store import file_sha256
 from frogdesk.sizes import gib
 
 if TYPE_CHECKING:
-    from frogdesk.engine.llama.backend import LlamaBackend
+    from frogdesk.engine.llama.conversation.replying import ConversationBackend
+    from frogdesk.engine.llama.conversation.saved_state import EngineState
 
 STATE_FILE = "engine.state"
 """The saved engine state's name in a session's folder."""
@@ -42,7 +43,7 @@ def state_file(session_dir: Path) -> Path:
     return session_dir / STATE_FILE
 
 
-def _key(backend: LlamaBackend, data_dir: Path) -> dict[str, object]:
+def state_key_of(backend: ConversationBackend, data_dir: Path) -> dict[str, object]:
     from frogdesk.engine.llama.conversation.saved_state import state_key  # late: loads llama_cpp
 
     return state_key(backend, file_sha256(backend.model.path, data_dir))
@@ -101,13 +102,10 @@ def save_state(backend: Backend, session_dir: Path, data_dir: Path, cap: int) ->
     llama = state_owner(backend)
     if llama is None or cap <= 0:
         return ""
-    from frogdesk.engine.llama.conversation.saved_state import (  # late: loads llama_cpp
-        capture,
-        write_to,
-    )
+    from frogdesk.engine.llama.conversation.saved_state import capture  # late: loads llama_cpp
 
     try:
-        state = capture(llama, _key(llama, data_dir))
+        state = capture(llama, state_key_of(llama, data_dir))
     except OSError as exc:
         return f"engine state not saved: the model file cannot be read ({exc.strerror})"
     if state is None:
@@ -119,6 +117,17 @@ def save_state(backend: Backend, session_dir: Path, data_dir: Path, cap: int) ->
             f"saved_state_max_bytes ({gib(cap)})"
         )
     _make_room(session_dir.parent, target, len(state.data), cap)
+    failed = write_state_file(target, state)
+    if failed:
+        return f"engine state not saved ({failed}): the next resume reads the transcript"
+    return ""
+
+
+def write_state_file(target: Path, state: EngineState) -> str:
+    """Write `state` to `target` atomically (temp, fsync, rename, folder fsync): a kill
+    leaves the old file or none. "" when written, else why not in a few words."""
+    from frogdesk.engine.llama.conversation.saved_state import write_to  # late: loads llama_cpp
+
     tmp = temp_name(target)
     try:
         fd = os.open(
@@ -132,10 +141,8 @@ def save_state(backend: Backend, session_dir: Path, data_dir: Path, cap: int) ->
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
-        return (
-            f"engine state not saved ({exc.strerror or exc}): the next resume reads the transcript"
-        )
-    fsync_dir(session_dir)
+        return str(exc.strerror or exc)
+    fsync_dir(target.parent)
     return ""
 
 
@@ -161,7 +168,7 @@ def load_state(
     started = time.monotonic()
     try:
         state = read_state(path, max(cap, 0))
-        tokens = install(llama, state, _key(llama, data_dir), messages, tools,
+        tokens = install(llama, state, state_key_of(llama, data_dir), messages, tools,
                          enable_thinking=enable_thinking)  # fmt: skip
     except FileNotFoundError:
         return "" if not messages else "no saved state: reading the transcript again"

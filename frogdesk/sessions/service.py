@@ -32,6 +32,7 @@ from frogdesk.paths import AppPaths
 from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
 from frogdesk.sessions.factories import BackendFactory, ShellFactory
 from frogdesk.sessions.move import ModelSwitch, price_switch
+from frogdesk.sessions.openings import load_opening, log_line, save_opening
 from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.parts import default_backend, default_shell, prune_worktrees
 from frogdesk.sessions.patch import worktree_diff
@@ -302,6 +303,14 @@ class SessionService:
         )
         if said:
             operator.notice(Notice(said, "warning"))
+        log_line(
+            save_opening(
+                active.backend,
+                self.paths.openings_dir,
+                self.paths.data_dir,
+                self.settings.saved_state_max_bytes,
+            )
+        )
 
     def gate(self, active: ActiveSession, operator: Operator = NOBODY) -> CommandGate:
         """The approval gate of the session's Bash commands (and attempts' checks).
@@ -344,6 +353,17 @@ class SessionService:
             watch.save()
 
         runner = ToolRunner(active.worktree.path, active.shell.shell, gate)
+        log_line(
+            load_opening(
+                active.backend,
+                self.paths.openings_dir,
+                self.paths.data_dir,
+                self.settings.saved_state_max_bytes,
+                messages,
+                active.tools,
+                enable_thinking=active.settings.enable_thinking,
+            )
+        )
         try:
             result = run_loop(
                 active.backend,

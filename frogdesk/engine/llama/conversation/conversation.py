@@ -15,12 +15,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from frogdesk.engine.chat import Message, ToolSchema
-from frogdesk.engine.llama.conversation.segments import KeptReply, render_with_raw
+from frogdesk.engine.llama.conversation.segments import KeptReply, render_first, render_with_raw
 from frogdesk.engine.llama.conversation.transcript import TokenTranscript
 from frogdesk.engine.llama.decode.target import DecodeTarget
 from frogdesk.engine.llama.errors import DecodeError
 from frogdesk.engine.llama.load.model import LlamaModel
 from frogdesk.engine.template import ChatTemplate, TemplateError
+
+
+@dataclass(frozen=True)
+class OpeningState:
+    """The whole sequence state on passing the shared opening, with what made it."""
+
+    tokens: tuple[int, ...]
+    schedule: tuple[tuple[int, int], ...]
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,9 @@ class Plan:
     prompt: list[int]
     messages: tuple[Message, ...]
     key: str
+    opening: int = 0
+    """Where the shared opening (system prompt and tools) ends in a plan rendered from the
+    first message (0: none, or the plan keeps it already)."""
 
     @property
     def prompt_len(self) -> int:
@@ -68,6 +80,11 @@ class Conversation:
         self._checkpoint = b""
         self.on_prefill: Callable[[int, int], None] | None = None
         """Hears (tokens decoded, tokens to decode) before and after each batch of a prefill."""
+        self.keep_opening = False
+        """Capture the whole sequence state on passing the shared opening (`opening_state`)."""
+        self.opening_state: OpeningState | None = None
+        """The state captured there, for a file other conversations on this model start from."""
+        self._openings: dict[str, list[int]] = {}
 
     @property
     def transcript(self) -> TokenTranscript:
@@ -88,16 +105,26 @@ class Conversation:
         *,
         enable_thinking: bool,
         generation_prompt: bool,
+        fresh: bool = False,
     ) -> Plan:
-        """The cheapest way to hold `messages`: the newest turn kept that can be returned to."""
+        """The cheapest way to hold `messages`: the newest turn kept that can be returned to.
+
+        `fresh` renders them whole, as for an empty transcript.
+        """
         t = self._t
         key = json.dumps([list(tools), enable_thinking], sort_keys=True, default=str)
-        k = t.common_prefix(messages) if t.context_key == key else 0
+        k = t.common_prefix(messages) if t.context_key == key and not fresh else 0
         options = [(k, t.covered)] if k == len(t.messages) and k > 0 else []
         options += [(b.n_messages, b.pos) for b in reversed(t.boundaries) if b.n_messages <= k]
         for n, pos in [*options, (0, 0)]:
             if n > 0 and not self._feasible(pos):
                 continue
+            if n > 0 and any(b.opening and b.pos == pos for b in t.boundaries):
+                after = self._after_opening(pos, messages, tools, key, enable_thinking,
+                                            generation_prompt)  # fmt: skip
+                if after is None:
+                    continue
+                return after
             try:
                 chunks = render_with_raw(self.template, messages, tools, start=n,
                                          closing=self.closing, enable_thinking=enable_thinking,
@@ -108,8 +135,67 @@ class Conversation:
                 continue
             history = self._tokenize_pieces(chunks.pieces, first=n == 0)
             prompt = self.model.tokenize(chunks.generation_prompt)
-            return Plan(n, pos, chunks.starts_in_reasoning, history, prompt, tuple(messages), key)
+            opening = 0
+            if n == 0:
+                shared = self._opening(messages, tools, key, enable_thinking)
+                if 0 < len(shared) < len(history) and history[: len(shared)] == shared:
+                    opening = len(shared)
+            return Plan(n, pos, chunks.starts_in_reasoning, history, prompt, tuple(messages),
+                        key, opening)  # fmt: skip
         raise AssertionError("unreachable: the full render is always an option")
+
+    def _after_opening(
+        self,
+        pos: int,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        key: str,
+        enable_thinking: bool,
+        generation_prompt: bool,
+    ) -> Plan | None:
+        """A plan that keeps the shared opening the transcript holds and renders the rest.
+
+        The rest is cut from the whole conversation's own render, not rendered on its own:
+        a template may render the first user message differently after a system prompt.
+        """
+        whole = self.plan(messages, tools, enable_thinking=enable_thinking,
+                          generation_prompt=generation_prompt, fresh=True)  # fmt: skip
+        if whole.opening != pos or whole.history[:pos] != self._t.tokens[:pos]:
+            return None
+        return Plan(1, pos, whole.starts_in_reasoning, whole.history[pos:], whole.prompt,
+                    whole.messages, key)  # fmt: skip
+
+    def opening_tokens(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema], *, enable_thinking: bool
+    ) -> list[int]:
+        """The tokens of the opening `messages` share with every conversation on this model
+        (their system prompt and the tools), or [] when their render does not begin with it."""
+        plan = self.plan(messages, tools, enable_thinking=enable_thinking,
+                         generation_prompt=False, fresh=True)  # fmt: skip
+        return plan.history[: plan.opening]
+
+    def _opening(
+        self,
+        messages: Sequence[Message],
+        tools: Sequence[ToolSchema],
+        key: str,
+        enable_thinking: bool,
+    ) -> list[int]:
+        """The system message and the tools rendered alone, tokenized as a first piece."""
+        if len(messages) < 2 or messages[0].role != "system":
+            return []
+        system = messages[0]
+        memo = json.dumps([key, system.content], default=str)
+        if memo not in self._openings:
+            try:
+                alone = render_first(self.template, [system], tools,
+                                     enable_thinking=enable_thinking,
+                                     generation_prompt=False).history  # fmt: skip
+            except TemplateError:
+                alone = ""
+            self._openings.clear()  # one system prompt at a time is the usual case
+            self._openings[memo] = self._tokenize_first(alone) if alone else []
+        return self._openings[memo]
 
     def _feasible(self, pos: int) -> bool:
         t = self._t
@@ -138,6 +224,8 @@ class Conversation:
                 t.n_past = plan.keep_pos
             t.cut(plan.keep_pos, plan.keep_messages)
         t.tokens.extend(plan.history)
+        if plan.opening:
+            t.add_boundary(1, plan.keep_pos + plan.opening, opening=True)
         t.messages.extend(plan.messages[plan.keep_messages :])
         t.covered = len(t.tokens)
         t.add_boundary(len(t.messages), t.covered)
@@ -203,6 +291,8 @@ class Conversation:
         hybrid = self.model.is_hybrid
         for boundary in t.boundaries:
             boundary.captured = boundary.pos == n_past or (not hybrid and boundary.pos < n_past)
+            if hybrid and boundary.opening and boundary.pos == n_past:
+                boundary.state = self.target.snapshot()  # a later conversation returns here
 
     # Decoding ---------------------------------------------------------------------
 
@@ -241,6 +331,11 @@ class Conversation:
                 if self.model.is_hybrid:
                     boundary.state = self.target.snapshot()
                     t.drop_old_snapshots(self.max_snapshots)
+                if boundary.opening and self.keep_opening:
+                    self.keep_opening = False
+                    self.opening_state = OpeningState(
+                        tuple(t.tokens[: t.n_past]), tuple(t.schedule), self.target.save_sequence()
+                    )
         return decoded
 
     def _between_batches(self, done: int, total: int, cancel: threading.Event | None) -> bool:

@@ -10,7 +10,6 @@ llama.cpp is handed the data.
 
 from __future__ import annotations
 
-import ctypes
 import hashlib
 import json
 import os
@@ -24,8 +23,7 @@ from typing import Any, BinaryIO
 import llama_cpp
 
 from frogdesk.engine.chat import Message, ToolSchema
-from frogdesk.engine.llama.backend import LlamaBackend
-from frogdesk.engine.llama.decode.context import SEQ
+from frogdesk.engine.llama.conversation.replying import ConversationBackend
 from frogdesk.errors import FrogDeskError
 
 MAGIC = b"FDSEQST1"
@@ -51,7 +49,7 @@ class EngineState:
     data: bytes
 
 
-def state_key(backend: LlamaBackend, model_id: str) -> dict[str, Any]:
+def state_key(backend: ConversationBackend, model_id: str) -> dict[str, Any]:
     """Everything a state depends on besides its tokens: model file, llama.cpp build, options.
 
     `model_id` names the model file's contents (its sha256).
@@ -74,29 +72,30 @@ def state_key(backend: LlamaBackend, model_id: str) -> dict[str, Any]:
     }
 
 
-def capture(backend: LlamaBackend, key: dict[str, Any]) -> EngineState | None:
+def capture(backend: ConversationBackend, key: dict[str, Any]) -> EngineState | None:
     """The backend's evaluated state now, or None when it holds nothing or is out of step."""
     t = backend.transcript
-    ctx = backend.context
     if t.n_past <= 0 or t.n_past > len(t.tokens):
         return None
-    mem = llama_cpp.llama_get_memory(ctx.handle)
     # An interrupt between a decode and its bookkeeping leaves more cells than n_past says.
-    if int(llama_cpp.llama_memory_seq_pos_max(mem, SEQ)) + 1 != t.n_past:
+    if backend.context.held_positions()[1] + 1 != t.n_past:
         return None
     if sum(n for _, n in t.schedule) != t.n_past:
         return None
-    size = int(llama_cpp.llama_state_seq_get_size(ctx.handle, SEQ))
-    buf = (ctypes.c_uint8 * size)()
-    written = int(llama_cpp.llama_state_seq_get_data(ctx.handle, buf, size, SEQ))
-    if written <= 0:
+    data = backend.context.save_sequence()
+    if not data:
         return None
     return EngineState(
-        dict(key),
-        tuple(t.tokens[: t.n_past]),
-        tuple((s, n) for s, n in t.schedule),
-        bytes(memoryview(buf)[:written]),
+        dict(key), tuple(t.tokens[: t.n_past]), tuple((s, n) for s, n in t.schedule), data
     )
+
+
+def captured_opening(backend: ConversationBackend, key: dict[str, Any]) -> EngineState | None:
+    """The state the backend captured on passing the shared opening (None: none captured)."""
+    opening = backend.conversation.opening_state
+    if opening is None or sum(n for _, n in opening.schedule) != len(opening.tokens):
+        return None
+    return EngineState(dict(key), opening.tokens, opening.schedule, opening.data)
 
 
 def _header(state: EngineState) -> bytes:
@@ -185,7 +184,7 @@ def key_difference(saved: dict[str, Any], wanted: dict[str, Any]) -> str:
 
 
 def install(
-    backend: LlamaBackend,
+    backend: ConversationBackend,
     state: EngineState,
     key: dict[str, Any],
     messages: Sequence[Message],
@@ -201,50 +200,59 @@ def install(
     `transcript.tokens[:n_past]`; the rest is decoded by the next reply. Raises
     SavedStateError (the backend is then as fresh as before).
     """
+    with backend._busy:
+        return install_unlocked(backend, state, key, messages, tools,
+                                enable_thinking=enable_thinking)  # fmt: skip
+
+
+def install_unlocked(
+    backend: ConversationBackend,
+    state: EngineState,
+    key: dict[str, Any],
+    messages: Sequence[Message],
+    tools: Sequence[ToolSchema],
+    *,
+    enable_thinking: bool,
+) -> int:
+    """`install`, for a caller that already holds the backend (inside its `generate`)."""
     differs = key_difference(state.key, key)
     if differs:
         raise SavedStateError(f"the state was saved with {differs}")
-    if backend.drafting.mtp is not None:
+    if backend.drafting is not None and backend.drafting.mtp is not None:
         raise SavedStateError("the MTP draft head must read the transcript itself")
-    with backend._busy:
-        conversation = backend.conversation
-        t = conversation.transcript
-        if t.tokens or t.n_past:
-            raise SavedStateError("the backend already holds a conversation")
-        plan = conversation.plan(
-            messages, tools, enable_thinking=enable_thinking, generation_prompt=False
-        )
-        if plan.prompt_len > backend.context.n_ctx:
-            raise SavedStateError("the conversation no longer fits the context")
-        saved = list(state.tokens)
-        common = _common_prefix(saved, plan.tokens)
-        if common < len(saved) and (backend.model.is_hybrid or common == 0):
-            raise SavedStateError("the state holds tokens the transcript does not")
-        conversation.apply(plan)
-        try:
-            _set_data(backend, state.data, len(saved))
-            if common < len(saved) and not backend.context.trim(common):
-                raise SavedStateError("could not drop the tokens the transcript does not hold")
-        except BaseException:
-            conversation.forget()
-            raise
-        conversation.loaded(common, _cut_schedule(state.schedule, common))
-        return common
+    conversation = backend.conversation
+    t = conversation.transcript
+    if t.tokens or t.n_past:
+        raise SavedStateError("the backend already holds a conversation")
+    plan = conversation.plan(
+        messages, tools, enable_thinking=enable_thinking, generation_prompt=False
+    )
+    if plan.prompt_len > backend.context.n_ctx:
+        raise SavedStateError("the conversation no longer fits the context")
+    saved = list(state.tokens)
+    common = _common_prefix(saved, plan.tokens)
+    if common < len(saved) and (backend.model.is_hybrid or common == 0):
+        raise SavedStateError("the state holds tokens the transcript does not")
+    conversation.apply(plan)
+    try:
+        _set_data(backend, state.data, len(saved))
+        if common < len(saved) and not backend.context.trim(common):
+            raise SavedStateError("could not drop the tokens the transcript does not hold")
+    except BaseException:
+        conversation.forget()
+        raise
+    conversation.loaded(common, _cut_schedule(state.schedule, common))
+    return common
 
 
-def _set_data(backend: LlamaBackend, data: bytes, n_tokens: int) -> None:
-    """Hand the bytes to llama.cpp and check that sequence 0 then holds positions 0..n-1."""
-    ctx = backend.context
-    buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
-    read = int(llama_cpp.llama_state_seq_set_data(ctx.handle, buf, len(data), SEQ))
-    if read != len(data):
+def _set_data(backend: ConversationBackend, data: bytes, n_tokens: int) -> None:
+    """Hand the bytes to llama.cpp and check that the sequence then holds positions 0..n-1."""
+    target = backend.context
+    if not target.load_sequence(data):
         raise SavedStateError("llama.cpp refused the saved state")
-    mem = llama_cpp.llama_get_memory(ctx.handle)
-    low = int(llama_cpp.llama_memory_seq_pos_min(mem, SEQ))
-    high = int(llama_cpp.llama_memory_seq_pos_max(mem, SEQ))
     # a recurrent cell holds only its newest position, so a hybrid memory's minimum is that one
     first = n_tokens - 1 if backend.model.is_hybrid else 0
-    if (low, high) != (first, n_tokens - 1):
+    if target.held_positions() != (first, n_tokens - 1):
         raise SavedStateError("the saved state does not hold the tokens its header names")
 
 

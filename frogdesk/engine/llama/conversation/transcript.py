@@ -44,6 +44,9 @@ class Boundary:
     """Whether the model's state was captured on passing `pos` (restorable)."""
     state: bytes = b""
     """The recurrent-state snapshot taken there (hybrid models only)."""
+    opening: bool = False
+    """Whether this is where the opening every session shares ends (the system prompt and
+    the tools); its snapshot is kept when older ones are freed."""
 
 
 @dataclass
@@ -74,11 +77,11 @@ class TokenTranscript:
             n += 1
         return n
 
-    def add_boundary(self, n_messages: int, pos: int) -> None:
+    def add_boundary(self, n_messages: int, pos: int, *, opening: bool = False) -> None:
         """Mark a turn boundary to be captured when decoding passes `pos`."""
         if any(b.pos == pos for b in self.boundaries):
             return
-        self.boundaries.append(Boundary(n_messages, pos))
+        self.boundaries.append(Boundary(n_messages, pos, opening=opening))
         self.boundaries.sort(key=lambda b: b.pos)
 
     def pending_boundaries(self, end: int) -> list[Boundary]:
@@ -120,8 +123,13 @@ class TokenTranscript:
         self.context_key = ""
 
     def drop_old_snapshots(self, keep: int) -> None:
-        """Free all but the newest `keep` snapshots (their boundaries stay, not restorable)."""
+        """Free all but `keep` snapshots (their boundaries stay, not restorable): the
+        opening's first, so a new conversation on this context starts after it, then the
+        newest."""
         with_state = [b for b in self.boundaries if b.state]
-        for b in with_state[: max(0, len(with_state) - keep)]:
+        pinned = [b for b in with_state if b.opening][:keep]
+        rest = [b for b in with_state if all(b is not p for p in pinned)]
+        room = keep - len(pinned)
+        for b in rest[: max(0, len(rest) - room)]:
             b.state = b""
             b.captured = False

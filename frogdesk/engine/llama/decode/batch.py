@@ -31,7 +31,13 @@ from typing import Any
 
 import llama_cpp
 
-from frogdesk.engine.llama.decode.context import PARTIAL, LlamaContext
+from frogdesk.engine.llama.decode.context import (
+    PARTIAL,
+    LlamaContext,
+    held_positions,
+    sequence_bytes,
+    set_sequence_bytes,
+)
 from frogdesk.engine.llama.decode.sampling import Pick, Sampler
 from frogdesk.engine.llama.errors import DecodeError
 from frogdesk.engine.llama.load.model import LlamaModel
@@ -302,6 +308,20 @@ class SequenceContext:
             llama_cpp.llama_memory_seq_cp(self._mem, self.seq, other, -1, -1)
 
         self.scheduler.locked(work)
+
+    def held_positions(self) -> tuple[int, int]:
+        """The lowest and highest position this sequence holds ((-1, -1): none)."""
+        held: tuple[int, int] = self.scheduler.locked(lambda: held_positions(self._mem, self.seq))
+        return held
+
+    def save_sequence(self) -> bytes:
+        """This sequence's whole state (KV cache and recurrent state)."""
+        data: bytes = self.scheduler.locked(lambda: sequence_bytes(self.handle, self.seq))
+        return data
+
+    def load_sequence(self, data: bytes) -> bool:
+        """Replace this sequence's state with `save_sequence` bytes; False when refused."""
+        return bool(self.scheduler.locked(lambda: set_sequence_bytes(self.handle, self.seq, data)))
 
     def snapshot(self) -> bytes:
         """The recurrent part of this sequence's state."""

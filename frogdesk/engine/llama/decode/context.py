@@ -197,9 +197,41 @@ class LlamaContext:
             return False
         return self.trim(pos)
 
+    def held_positions(self) -> tuple[int, int]:
+        """The lowest and highest position sequence 0 holds ((-1, -1): none)."""
+        return held_positions(self._mem, SEQ)
+
+    def save_sequence(self) -> bytes:
+        """Sequence 0's whole state (KV cache and recurrent state)."""
+        return sequence_bytes(self.handle, SEQ)
+
+    def load_sequence(self, data: bytes) -> bool:
+        """Replace sequence 0's state with `save_sequence` bytes; False when refused."""
+        return set_sequence_bytes(self.handle, SEQ, data)
+
     def close(self) -> None:
         """Free the batch and the context."""
         if self._ctx is not None:
             llama_cpp.llama_batch_free(self._batch)
             llama_cpp.llama_free(self._ctx)
             self._ctx = None
+
+
+def sequence_bytes(handle: Any, seq: int) -> bytes:
+    """Sequence `seq`'s whole state in the context `handle` (empty when llama.cpp fails)."""
+    size = int(llama_cpp.llama_state_seq_get_size(handle, seq))
+    buf = (ctypes.c_uint8 * size)()
+    written = int(llama_cpp.llama_state_seq_get_data(handle, buf, size, seq))
+    return bytes(memoryview(buf)[: max(written, 0)])
+
+
+def set_sequence_bytes(handle: Any, seq: int, data: bytes) -> bool:
+    """Replace sequence `seq`'s state with `sequence_bytes` data; whether llama.cpp took it all."""
+    buf = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+    return int(llama_cpp.llama_state_seq_set_data(handle, buf, len(data), seq)) == len(data)
+
+
+def held_positions(memory: Any, seq: int) -> tuple[int, int]:
+    """The lowest and highest position sequence `seq` holds in `memory` ((-1, -1): none)."""
+    low = int(llama_cpp.llama_memory_seq_pos_min(memory, seq))
+    return low, int(llama_cpp.llama_memory_seq_pos_max(memory, seq))

@@ -84,6 +84,21 @@ class DecodeTarget(Protocol):
         """Restore a `snapshot` taken at `pos` tokens, then drop the cache from `pos` on."""
         ...
 
+    def held_positions(self) -> tuple[int, int]:
+        """The lowest and highest position the sequence's memory holds ((-1, -1): none).
+
+        A recurrent cell holds only its newest position, so a hybrid's lowest is that one.
+        """
+        ...
+
+    def save_sequence(self) -> bytes:
+        """The sequence's whole state (KV cache and recurrent state), for `load_sequence`."""
+        ...
+
+    def load_sequence(self, data: bytes) -> bool:
+        """Replace the sequence's state with `save_sequence` bytes; False when refused."""
+        ...
+
     def close(self) -> None:
         """Free what this target owns."""
         ...

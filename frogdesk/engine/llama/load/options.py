@@ -36,7 +36,8 @@ class LlamaOptions:
     repacks a large share of its weights for the CPU (mapped, those would stay resident
     twice), else mapped (`models.memory.default_use_mmap`)."""
     max_snapshots: int = 4
-    """Recurrent-state snapshots kept for going back (hybrid models; ~50 MiB each for 4B)."""
+    """Recurrent-state snapshots kept for going back (hybrid models; ~50 MiB each for 4B);
+    the shared opening's is one of them, kept first."""
     speculative: bool = True
     """Draft tokens from the conversation's own text and verify them in one batch when that
     pays (every token still the model's own pick for its position; off: one token per decode
