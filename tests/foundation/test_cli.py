@@ -53,6 +53,20 @@ def test_doctor_json_reports_this_machine() -> None:
     assert isinstance(report["hub"]["reachable"], bool)
 
 
+def test_doctor_counts_the_saved_states_and_shared_openings() -> None:
+    home = Path(os.environ["FROGDESK_HOME"])
+    before = json.loads(frogdesk_cmd("doctor", "--json", "--hub-timeout", "1").stdout)
+    assert before["shared_openings"] == {"count": 0, "total": 0}  # control: none yet
+    openings = home / "cache" / "openings"
+    openings.mkdir(parents=True)
+    (openings / f"{'0' * 32}.opening").write_bytes(b"x" * 3000)
+    (openings / "notes.txt").write_bytes(b"not an opening")
+    report = json.loads(frogdesk_cmd("doctor", "--json", "--hub-timeout", "1").stdout)
+    assert report["shared_openings"] == {"count": 1, "total": 3000}
+    assert report["saved_states"] == {"count": 0, "total": 0}
+    assert "shared openings" in frogdesk_cmd("doctor", "--hub-timeout", "1").stdout
+
+
 def test_doctor_text_is_readable() -> None:
     result = frogdesk_cmd("doctor", "--hub-timeout", "1")
     assert result.returncode == 0, result.stderr
