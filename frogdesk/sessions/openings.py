@@ -110,7 +110,8 @@ def save_opening(backend: Backend, folder: Path, data_dir: Path, cap: int) -> st
     llama = opening_owner(backend)
     if llama is None or llama.conversation.opening_state is None:
         return ""
-    from frogdesk.engine.llama.conversation.saved_state import captured_opening  # late
+    # late: loads llama_cpp
+    from frogdesk.engine.llama.conversation.saved_state import captured_opening
 
     try:
         state = captured_opening(llama, state_key_of(llama, data_dir))
