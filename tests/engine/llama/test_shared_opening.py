@@ -17,26 +17,14 @@ from frogdesk.engine.chat import Message
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.conversation.saved_state import EngineState, read_state
 from frogdesk.engine.llama.load.options import LlamaOptions
+from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.sessions.openings import load_opening, opening_file, save_opening
 from frogdesk.sessions.saved_states import state_key_of, write_state_file
 
 pytestmark = pytest.mark.llama
 
 OPTIONS = LlamaOptions(n_ctx=4096, n_threads=2, n_batch=64)
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "Read",
-            "description": "Read a text file. Returns numbered lines.",
-            "parameters": {
-                "type": "object",
-                "properties": {"file_path": {"type": "string"}},
-                "required": ["file_path"],
-            },
-        },
-    }
-]
+TOOLS = tool_schemas()  # Leaf's own, as every session sends them
 SYSTEM = Message("system", "You are a software-engineering agent working in a repository. " * 6)
 FIRST = [SYSTEM, Message("user", "Fix the failing test in calc.py.")]
 SECOND = [SYSTEM, Message("user", "Write a README for the parser module, briefly.")]

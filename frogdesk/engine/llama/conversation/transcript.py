@@ -46,7 +46,7 @@ class Boundary:
     """The recurrent-state snapshot taken there (hybrid models only)."""
     opening: bool = False
     """Whether this is where the opening every session shares ends (the system prompt and
-    the tools); its snapshot is kept when older ones are freed."""
+    the tools); its snapshot is the last one freed."""
 
 
 @dataclass
@@ -126,10 +126,9 @@ class TokenTranscript:
         """Free all but `keep` snapshots (their boundaries stay, not restorable): the
         opening's first, so a new conversation on this context starts after it, then the
         newest."""
-        with_state = [b for b in self.boundaries if b.state]
-        pinned = [b for b in with_state if b.opening][:keep]
-        rest = [b for b in with_state if all(b is not p for p in pinned)]
-        room = keep - len(pinned)
-        for b in rest[: max(0, len(rest) - room)]:
+        with_state = sorted(
+            (b for b in self.boundaries if b.state), key=lambda b: (b.opening, b.pos)
+        )
+        for b in with_state[: max(0, len(with_state) - keep)]:
             b.state = b""
             b.captured = False
