@@ -203,30 +203,56 @@ def _views(
 
 
 def hidden_folders(
-    user_home: Path, environ: Mapping[str, str], repo_root: Path | None = None
+    user_home: Path,
+    environ: Mapping[str, str],
+    repo_root: Path | None = None,
+    own: Sequence[Path] | None = None,
 ) -> list[Path]:
     """The folders a command may not see: the user's home, where the host keeps sockets,
-    and the user's repository (its ignored files, `.env` and the like, are not in the
-    snapshot; what the session needs of it, its git dir and shown folders, is mounted again).
+    FrogDesk's own folders (`own`, by default `frogdesk_folders()`), and the user's
+    repository (its ignored files, `.env` and the like, are not in the snapshot; what the
+    session needs of it, its git dir and shown folders, is mounted again).
+
+    FrogDesk's folders hold every session's transcript and worktree, the settings, the
+    models, the cache of shared openings and the log: where they lie outside the home
+    (`FROGDESK_HOME`, `XDG_*_HOME` elsewhere) they are hidden on their own; the session's
+    worktree and private folders inside them are mounted again as its writable places.
+    Only the outermost of nested folders is kept: hiding a folder hides what lies in it.
     """
-    hidden: list[Path] = []
-    # The home is hidden where it really is: a home that is a link (/home/alice -> /data/alice)
-    # would otherwise be skipped below with the socket folders' links, and stay readable.
     candidates = [user_home.resolve(), *map(Path, SOCKET_FOLDERS)]
     runtime = environ.get("XDG_RUNTIME_DIR", "")
     if runtime and Path(runtime).is_absolute():
         candidates.append(Path(runtime))
+    found: list[Path] = []
     for folder in candidates:
+        # The home is hidden where it really is: a home that is a link (/home/alice ->
+        # /data/alice) is resolved above; the socket folders' links (/var/run -> /run)
+        # are hidden through their targets.
         if folder == Path("/") or folder.is_symlink() or not folder.is_dir():
-            continue  # a link (/var/run -> /run) is hidden through its target
-        folder = folder.resolve()
-        if folder not in hidden:
-            hidden.append(folder)
+            continue
+        found.append(folder.resolve())
+    extra = [*(frogdesk_folders() if own is None else own)]
     if repo_root is not None:
-        repo = repo_root.resolve()
-        if repo != Path("/") and repo.is_dir() and not any(repo.is_relative_to(h) for h in hidden):
-            hidden.append(repo)
-    return hidden
+        extra.append(repo_root)
+    for path in extra:
+        real = Path(os.path.realpath(path))
+        if real != Path("/") and real.is_dir():
+            found.append(real)
+    return outermost(found)
+
+
+def outermost(folders: Sequence[Path]) -> list[Path]:
+    """The folders that lie inside none of the others, in their first order, once each.
+
+    Landlock's read rules are built from this list (a folder hidden inside one already
+    hidden would otherwise hand its outer folder's other entries back).
+    """
+    kept: list[Path] = []
+    for folder in dict.fromkeys(folders):
+        if any(folder.is_relative_to(other) for other in folders if other != folder):
+            continue
+        kept.append(folder)
+    return kept
 
 
 def home_view(

@@ -17,8 +17,8 @@ from frogdesk.worktree.git import run_git
 PARTIAL_NOTICE = (
     "Partial sandbox (Landlock): commands cannot write outside the session worktree, open "
     "sockets of any kind (no network, no Unix sockets: tools that need one fail), read your "
-    "home (except toolchain folders) or /run, or write /dev/shm; but they share your /tmp "
-    "and process list, and the system's own files stay readable."
+    "home (except toolchain folders), FrogDesk's own folders or /run, or write /dev/shm; "
+    "but they share your /tmp and process list, and the system's own files stay readable."
 )
 
 
