@@ -16,8 +16,8 @@ from frogdesk.attempts.spec import DEFAULT_CHECK_TIMEOUT, AttemptsSpec, check_co
 from frogdesk.commands.common import UserError
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
+from frogdesk.core.ports import HeadlessWorkbench
 from frogdesk.core.status import check_source_words, ending_words
-from frogdesk.core.workbench import CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.leaf.events import LoopEvent
 from frogdesk.sessions.record import SessionSpec
@@ -135,7 +135,7 @@ def describe(outcome: AttemptsOutcome) -> list[str]:
 
 
 def run_attempts_command(
-    workbench: CoreWorkbench,
+    workbench: HeadlessWorkbench,
     spec: SessionSpec,
     n: int,
     scripts: list[str],

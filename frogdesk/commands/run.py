@@ -25,10 +25,11 @@ from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import LoadProgress, ProgressPrinter, stop_on_signals
 from frogdesk.config import APPROVAL_SETTINGS, DEFAULT_MAX_STEPS, Settings
 from frogdesk.core.model_ops import model_file, watched_backends
+from frogdesk.core.ports import HeadlessWorkbench, RunningSession
 from frogdesk.core.repo_model import with_repository_model
 from frogdesk.core.repo_setup import check_repository
 from frogdesk.core.status import other_dialect_lines
-from frogdesk.core.workbench import CoreSession, CoreWorkbench, session_spec
+from frogdesk.core.workbench import CoreWorkbench, session_spec
 from frogdesk.engine.kinds import SCRIPT, kind_of
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.leaf.events import (
@@ -147,7 +148,9 @@ def main(args: argparse.Namespace) -> int:
     )
 
 
-def headless_workbench(args: argparse.Namespace, settings: Settings, repo: Path) -> CoreWorkbench:
+def headless_workbench(
+    args: argparse.Namespace, settings: Settings, repo: Path
+) -> HeadlessWorkbench:
     """The application core for one command: each session loads its own backend, a llama
     model's load shown on stderr; Bash commands that need approval are asked on the tty."""
     return CoreWorkbench(
@@ -173,9 +176,9 @@ def loading_backends(quiet: bool) -> BackendFactory:
 
 
 def run_session(
-    workbench: CoreWorkbench,
+    workbench: HeadlessWorkbench,
     args: argparse.Namespace,
-    opener: Callable[[ProgressPrinter], CoreSession],
+    opener: Callable[[ProgressPrinter], RunningSession],
 ) -> int:
     """Open a session, run it to its end, write the results; shared with `sessions`.
 

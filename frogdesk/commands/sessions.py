@@ -20,8 +20,8 @@ from frogdesk.commands.models import print_countdown, print_progress
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter
 from frogdesk.commands.run import headless_workbench, run_session
+from frogdesk.core.ports import HeadlessWorkbench, RunningSession
 from frogdesk.core.status import status_words, stored_status
-from frogdesk.core.workbench import CoreSession, CoreWorkbench
 from frogdesk.inert import inert_line
 from frogdesk.models.errors import ModelError
 from frogdesk.models.retry import RetryPolicy
@@ -94,7 +94,7 @@ def register(sub: Any) -> None:
     discard.set_defaults(func=discard_main)
 
 
-def _workbench(args: argparse.Namespace) -> CoreWorkbench:
+def _workbench(args: argparse.Namespace) -> HeadlessWorkbench:
     return headless_workbench(args, load_settings(args), Path.cwd())
 
 
@@ -162,7 +162,7 @@ def resume_limits(args: argparse.Namespace) -> dict[str, Any]:
         raise UserError(str(exc)) from None
 
 
-def pull_for_switch(spec: str, workbench: CoreWorkbench, printer: ProgressPrinter) -> bool:
+def pull_for_switch(spec: str, workbench: HeadlessWorkbench, printer: ProgressPrinter) -> bool:
     """Pull the Hub quant `spec` names when it is not on disk (progress on stderr, Ctrl+C
     stops and keeps the partial file); False when there is nothing to pull."""
     cancel = threading.Event()
@@ -195,7 +195,7 @@ def resume_main(args: argparse.Namespace) -> int:
     limits = resume_limits(args)
     workbench = _workbench(args)
 
-    def opener(printer: ProgressPrinter) -> CoreSession:
+    def opener(printer: ProgressPrinter) -> RunningSession:
         if args.message is not None:
             workbench.add_message(args.id, args.message)
         if not getattr(args, "model", None):
@@ -228,7 +228,7 @@ def send_back_main(args: argparse.Namespace) -> int:
 
     workbench = _workbench(args)
 
-    def opener(printer: ProgressPrinter) -> CoreSession:
+    def opener(printer: ProgressPrinter) -> RunningSession:
         sent, session = workbench.send_back(args.id, args.comment, TerminalOperator(printer))
         if sent.reverted:
             names = ", ".join(inert_line(path) for path in sent.reverted)

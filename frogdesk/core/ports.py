@@ -1,24 +1,34 @@
-"""The core's interface to a face (the TUI): one session being worked on, and every operation around it."""
+"""The core's interface to the faces: one session being worked on and every operation around it
+(the `Workbench` the TUI uses), and what the command line does beyond it (`HeadlessWorkbench`)."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from frogdesk.attempts.record import AttemptsOutcome
+from frogdesk.attempts.spec import AttemptsSpec
+from frogdesk.config import Settings
 from frogdesk.core.history import HistoryItem
 from frogdesk.core.reviewing import SessionReview
 from frogdesk.engine.chat import BackendInfo
 from frogdesk.leaf.events import LoopEvent
+from frogdesk.models.progress import ProgressCallback
+from frogdesk.models.retry import NO_RETRY, RetryPolicy
 from frogdesk.models.switch_plan import SwitchPlan
 from frogdesk.review.apply import ApplyResult
 from frogdesk.review.decisions import HunkDecisions
+from frogdesk.review.records import ApplyState
 from frogdesk.review.undo import UndoResult
+from frogdesk.sessions.active import ActiveSession
 from frogdesk.sessions.operator import Operator as Operator  # re-exported: the faces implement it
-from frogdesk.sessions.record import SessionRecord
+from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.sendback import SentBack
+from frogdesk.sessions.service import SessionOutcome
+from frogdesk.sessions.store import DamagedSession
 
 S = TypeVar("S", bound="AgentSession", covariant=True)
 
@@ -197,4 +207,121 @@ class Workbench(Protocol):
     ) -> tuple[SessionRecord, list[str]]:
         """Make an attempt the session under review, the others discarded unless kept: its
         record and the ids discarded (blocking)."""
+        ...
+
+
+class RunningSession(AgentSession, Protocol):
+    """A session the command line runs to its end: opened (blocking), run, closed, and what
+    the run ended with read back."""
+
+    @property
+    def outcome(self) -> SessionOutcome | None:
+        """What the latest run ended with (result, patch, trajectory); None before one ends."""
+        ...
+
+    def prepare(self, prompt: str = "") -> ActiveSession:
+        """Open the session for its next run (blocking): worktree, shell and backend ready."""
+        ...
+
+    def close(self) -> None:
+        """Release what the session holds open (its shell, its backend's sequence)."""
+        ...
+
+
+class StoredSessions(Protocol):
+    """The sessions on disk as the command line handles them, beyond what the TUI shows."""
+
+    def stored_sessions(self) -> tuple[list[SessionRecord], list[DamagedSession]]:
+        """Every repository's sessions, and the session folders that cannot be read."""
+        ...
+
+    def applied(self, session_id: str) -> ApplyState:
+        """How many times the session was applied and undone (never raises)."""
+        ...
+
+    def session_dir(self, session_id: str) -> Path:
+        """The folder holding a session's transcript, records and result files."""
+        ...
+
+    def damaged_lines(self, session_id: str) -> Path:
+        """Where `repair` sets a session's unreadable transcript lines aside."""
+        ...
+
+    def repair(self, session_id: str) -> int:
+        """Set a session's unreadable transcript lines aside; how many (0: nothing to repair)."""
+        ...
+
+    def add_message(self, session_id: str, text: str) -> None:
+        """Queue the user's next message to a stored session, for its next run (blocking)."""
+        ...
+
+    def apply_all(self, session_id: str, show: Callable[[str], None]) -> str:
+        """Show every hunk of a session through `show` and apply exactly those; the report."""
+        ...
+
+
+class HeadlessWorkbench(Workbench, StoredSessions, Protocol):
+    """The Workbench as the command line uses it: sessions started from a whole spec and run
+    to their end, attempts from a whole spec, Hub quants pulled for a switch."""
+
+    @property
+    def settings(self) -> Settings:
+        """The settings every new session starts from."""
+        ...
+
+    def start(self, spec: SessionSpec, operator: Operator) -> RunningSession:
+        """Create the worktree and the session `spec` describes (blocking)."""
+        ...
+
+    def open_session(
+        self, session_id: str, operator: Operator, overrides: dict[str, Any] | None = None
+    ) -> RunningSession:
+        """Reopen a stored session; its next run continues it, with `overrides` (raised
+        limits) in place of the session's own settings."""
+        ...
+
+    def send_back(
+        self, session_id: str, comment: str, operator: Operator
+    ) -> tuple[SentBack, RunningSession]:
+        """As the Workbench's, the session handed back to be run to its end."""
+        ...
+
+    def switch_model(
+        self,
+        model: str,
+        session_id: str | None,
+        operator: Operator,
+        *,
+        cancel: threading.Event | None = None,
+        progress: Callable[[float], None] | None = None,
+        overrides: dict[str, Any] | None = None,
+    ) -> Switched[RunningSession]:
+        """As the Workbench's, the session handed back to be run to its end."""
+        ...
+
+    def pull_missing(
+        self,
+        spec: str,
+        *,
+        token: str | None = None,
+        retry: RetryPolicy = NO_RETRY,
+        progress: ProgressCallback | None = None,
+        cancel: threading.Event | None = None,
+    ) -> tuple[Path | None, list[str]]:
+        """Pull the Hub quant `spec` names when it is not on disk: the file (None when
+        nothing was pulled) and the lines to tell the user."""
+        ...
+
+    def start_attempts(
+        self,
+        attempts: AttemptsSpec,
+        operator: Operator,
+        cancel: threading.Event,
+        on_event: AttemptEvents,
+        *,
+        on_started: Callable[[Sequence[str]], None] | None = None,
+        results_root: Path | None = None,
+    ) -> AttemptsOutcome:
+        """The attempts `attempts` describes (blocking); `on_started` hears the session ids,
+        result files go under `results_root`."""
         ...

@@ -174,3 +174,53 @@ def test_every_name_of_one_import_statement_is_seen(tmp_path: Path) -> None:
     assert every_import(source, modules) == {
         "frogdesk.models.hub", "frogdesk.models.spec", "frogdesk.sizes",
     }  # fmt: skip
+
+
+CONCRETE = ("CoreWorkbench", "CoreSession")
+"""The core's classes behind the ports: a face makes a workbench, then programs against
+`Workbench` / `HeadlessWorkbench` and the sessions they hand out."""
+
+
+def concrete_uses(source: str) -> list[int]:
+    """Lines of `source` naming a concrete core class other than to import or construct it."""
+    tree = ast.parse(source)
+    constructed = {
+        id(node.func)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    lines = [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id in CONCRETE and id(node) not in constructed
+    ]
+    # string annotations (`from __future__ import annotations` keeps them as code here)
+    lines += [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.strip() in CONCRETE
+    ]
+    return sorted(lines)
+
+
+def test_faces_program_against_the_ports() -> None:
+    package = Path(frogdesk.__file__).parent
+    files = [p for folder in ("commands", "tui") for p in sorted((package / folder).rglob("*.py"))]
+    found = [
+        f"{path.relative_to(package)}:{line}"
+        for path in [*files, package / "cli.py"]
+        for line in concrete_uses(path.read_text(encoding="utf-8"))
+    ]
+    assert found == [], "annotate with the port (core.ports), construct the class only"
+
+
+def test_the_check_sees_a_face_typed_by_the_concrete_class() -> None:
+    source = (
+        "from frogdesk.core.workbench import CoreWorkbench\n"
+        "bench = CoreWorkbench(repo, settings)\n"
+        "def run(bench: CoreWorkbench) -> None: ...\n"
+        "kept: 'CoreSession'\n"
+    )
+    assert concrete_uses(source) == [3, 4]
