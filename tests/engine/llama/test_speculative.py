@@ -294,6 +294,38 @@ def test_the_policy_drafts_only_when_it_pays() -> None:
     assert compute_bound.length(8) == 0
 
 
+def test_a_rejection_narrows_the_next_draft_until_a_proposal_comes_true() -> None:
+    """After long copies acceptance is near 1, yet the first draft where the text stops
+    repeating is rejected at once: the next one verified is short (what the rejected one
+    got right), and a proposal that comes true whole widens the reach again."""
+    policy = DraftPolicy()
+    for _ in range(30):
+        policy.timed(1, 0.010)
+        policy.timed(5, 0.020)  # a batch of 5 costs 2 single steps
+        policy.timed(17, 0.040)  # a batch of 17 costs 4
+    for _ in range(10):
+        policy.score(16, False)  # a long copy, accepted whole
+    assert policy.length(16) == 16
+    policy.score(0, True)  # prose: the next draft is rejected at its first token
+    assert policy.acceptance > 0.8  # the average still says "copying"
+    assert policy.length(16) <= 1
+    # control: the same history without the rejection verifies the whole proposal
+    control = DraftPolicy()
+    for _ in range(30):
+        control.timed(1, 0.010)
+        control.timed(5, 0.020)
+        control.timed(17, 0.040)
+    for _ in range(11):
+        control.score(16, False)
+    assert control.length(16) == 16
+    policy.score(3, True)  # a draft (or a proposal only scored) right for 3 tokens
+    assert policy.length(16) <= 3
+    policy.score(12, False)  # a proposal of 12 that came true whole
+    assert policy.reach >= 12
+    policy.score(16, False)
+    assert policy.length(16) == 16
+
+
 def test_a_batch_costs_what_it_did_beside_the_steps_around_it() -> None:
     """Batch times are kept relative to the single steps of their stretch: steps that get
     faster later (a shorter context) leave a batch measured before just as cheap."""

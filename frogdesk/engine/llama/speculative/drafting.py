@@ -65,6 +65,16 @@ class DraftPolicy:
     700 here, and batch sizes that stop paying are rarely measured again), so a figure
     measured deep in one reply still holds at the start of the next.
 
+    Acceptance is a running average over everything drafted, so after a long copy it is
+    near 1 and says little about the first token of the next proposal, made where the
+    text has stopped copying (prose after an Edit, a new line after a copied one): there
+    a long draft rejected at once costs as many single steps as its batch. So the length
+    verified is also held to a reach, as TCP's slow start holds its sends: a draft
+    rejected leaves it at what the draft got right (at least 1), and a proposal that
+    came true whole, verified or not, widens it to twice itself, at least as far as the
+    proposal reached. Copying keeps it wide; text that no longer repeats keeps it at
+    the short drafts that cost little.
+
     Whatever the model says, the time drafting actually takes is checked too: every cycle
     of the decode loop (propose, decode, sample, emit) is timed, and when a few drafting
     cycles together made tokens more slowly than plain steps do, drafting stops for a
@@ -98,6 +108,9 @@ class DraftPolicy:
         """The last judged gain: tokens per second of drafting cycles over plain ones."""
         self.pauses = 0
         """Times drafting was stopped (the session's count)."""
+        self.reach = max_draft
+        """The most drafted tokens verified next: narrowed by a rejection, widened by a
+        proposal that came true whole."""
 
     @property
     def acceptance(self) -> float:
@@ -112,6 +125,9 @@ class DraftPolicy:
         if rejected:
             self._hits *= DECAY
             self._trials = self._trials * DECAY + 1.0
+            self.reach = max(1, accepted)
+        else:
+            self.reach = min(self.max_draft, max(2 * self.reach, accepted))
 
     def cycle(self, drafted: int, tokens: int, seconds: float) -> None:
         """One cycle of the decode loop took `seconds` and emitted `tokens` tokens; it
@@ -200,7 +216,7 @@ class DraftPolicy:
         if self.paused:
             return 0
         best, best_gain = 0, 1.0
-        for k in range(1, min(available, self.max_draft) + 1):
+        for k in range(1, min(available, self.max_draft, self.reach) + 1):
             g = self.gain(k)
             if g > best_gain:
                 best, best_gain = k, g
