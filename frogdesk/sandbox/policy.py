@@ -289,6 +289,31 @@ def credential_masks(user_home: Path, folders: Sequence[Path]) -> tuple[Path, ..
     return tuple(dict.fromkeys(masked))
 
 
+def hub_token_files(environ: Mapping[str, str], user_home: Path) -> tuple[Path, ...]:
+    """The Hugging Face token files huggingface_hub reads, wherever the environment puts
+    them (`HF_TOKEN_PATH`, `HF_HOME`, `XDG_CACHE_HOME`): outside the home no credential
+    rule of the home covers them. Only the ones that exist."""
+    homes = [Path(environ["HF_HOME"]).expanduser()] if environ.get("HF_HOME") else []
+    cache = environ.get("XDG_CACHE_HOME")
+    homes.append((Path(cache) if cache else user_home / ".cache") / "huggingface")
+    files = [home / name for home in homes for name in ("token", "stored_tokens")]
+    if environ.get("HF_TOKEN_PATH"):
+        files.append(Path(environ["HF_TOKEN_PATH"]).expanduser())
+    found = [Path(os.path.realpath(f)) for f in files if f.is_absolute() and os.path.lexists(f)]
+    return tuple(dict.fromkeys(found))
+
+
+def outside_hidden(
+    paths: Sequence[Path], hidden: Sequence[Path], shown: Sequence[Path]
+) -> tuple[Path, ...]:
+    """The paths a hidden folder does not already cover (or that a shown folder shows again)."""
+    return tuple(
+        p
+        for p in paths
+        if not any(p.is_relative_to(h) for h in hidden) or any(p.is_relative_to(s) for s in shown)
+    )
+
+
 def frogdesk_folders() -> tuple[Path, ...]:
     """FrogDesk's own folders (settings, data with sessions and worktrees, cache, state)."""
     paths = AppPaths.default()
@@ -401,6 +426,8 @@ def build_policy(
         worktree=worktree.path,
     )
     env = _with_toolchain({**sandbox_env(home, tmp, environ), **objects.env()}, toolchain)
+    tokens = outside_hidden(hub_token_files(environ, user_home), hidden, toolchains)
+    masked = tuple(dict.fromkeys((*masked, *tokens)))
     return SandboxPolicy(
         workdir_root=worktree.path,
         git_readonly=(paths.common_dir,),
@@ -489,6 +516,8 @@ def folder_policy(
     toolchain, toolchains, masked = developer_toolchain(
         environ, user_home, home_folders, writable=(work, home, tmp), unseen=hidden
     )
+    tokens = outside_hidden(hub_token_files(environ, user_home), hidden, toolchains)
+    masked = tuple(dict.fromkeys((*masked, *tokens)))
     return SandboxPolicy(
         workdir_root=work,
         git_readonly=(),

@@ -10,7 +10,13 @@ import pytest
 
 from frogdesk.paths import AppPaths
 from frogdesk.sandbox.confine import readable_roots
-from frogdesk.sandbox.policy import frogdesk_folders, hidden_folders, outermost
+from frogdesk.sandbox.policy import (
+    frogdesk_folders,
+    hidden_folders,
+    hub_token_files,
+    outermost,
+    outside_hidden,
+)
 
 
 def test_frogdesk_folders_outside_the_home_are_hidden(
@@ -64,3 +70,26 @@ def test_readable_roots_of_the_kept_list_cover_nothing_hidden(tmp_path: Path) ->
     assert outer / "cache" in leaked  # the control: the leak is real
     roots = readable_roots(outermost([inner, outer]), tmp_path)
     assert not any(r == outer or r.is_relative_to(outer) for r in roots), roots
+
+
+def test_hub_token_files_are_found_wherever_the_environment_puts_them(tmp_path: Path) -> None:
+    home, hf, elsewhere = tmp_path / "home", tmp_path / "hf", tmp_path / "tok"
+    (home / ".cache" / "huggingface").mkdir(parents=True)
+    hf.mkdir()
+    (home / ".cache" / "huggingface" / "token").write_text("a")
+    (hf / "token").write_text("b")
+    (hf / "stored_tokens").write_text("c")
+    elsewhere.write_text("d")
+    env = {"HF_HOME": str(hf), "HF_TOKEN_PATH": str(elsewhere)}
+    found = hub_token_files(env, home)
+    assert set(found) == {
+        hf / "token",
+        hf / "stored_tokens",
+        elsewhere,
+        home / ".cache" / "huggingface" / "token",
+    }
+    # the home's own token is masked by the hidden home already: only the others stay
+    kept = outside_hidden(found, [home], [])
+    assert set(kept) == {hf / "token", hf / "stored_tokens", elsewhere}
+    # control: with nothing set, only the home's default place is looked at
+    assert hub_token_files({}, home) == (home / ".cache" / "huggingface" / "token",)
