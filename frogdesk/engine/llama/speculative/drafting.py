@@ -20,6 +20,16 @@ PAUSE_MAX = 2048
 """The longest stop: each stop after a probe that did not pay doubles, up to this."""
 PLAIN_DECAY = 0.9
 """Weight of the past in the running time of a plain cycle (per plain cycle)."""
+PROBE_AFTER = 64
+"""Proposals left unverified in a row, while they are being right, before one is verified
+anyway: the batch cost that kept them back is measured again."""
+PROBE_MAX = 1024
+"""The most proposals between two such probes: each probe after which drafting still does
+not pay doubles the wait, up to this (where verifying never pays, probes cost little)."""
+PROBE_ACCEPTANCE = 0.8
+"""Acceptance from which proposals left unverified count as being right."""
+SLOWER_BY = 1.25
+"""A batch timed faster than its running figure sets the figure to at most this much above it."""
 
 
 class Drafter(Protocol):
@@ -75,6 +85,14 @@ class DraftPolicy:
     proposal reached. Copying keeps it wide; text that no longer repeats keeps it at
     the short drafts that cost little.
 
+    A batch's figure can only be too high by noise (a busy moment makes a call slower,
+    never faster), so a faster timing brings it down at once, and a slower one moves it by
+    the running average. And a figure too high to ever draft at would never be timed
+    again: after `PROBE_AFTER` proposals in a row left unverified while they keep being
+    right, one is verified anyway (the first batch of a size is slow while llama.cpp
+    allocates for it; one such timing could otherwise stop drafting for the session),
+    and each probe after which drafting still does not pay doubles the wait.
+
     Whatever the model says, the time drafting actually takes is checked too: every cycle
     of the decode loop (propose, decode, sample, emit) is timed, and when a few drafting
     cycles together made tokens more slowly than plain steps do, drafting stops for a
@@ -111,6 +129,10 @@ class DraftPolicy:
         self.reach = max_draft
         """The most drafted tokens verified next: narrowed by a rejection, widened by a
         proposal that came true whole."""
+        self._unverified = 0
+        """Proposals left unverified in a row while acceptance was high."""
+        self._probe_after = PROBE_AFTER
+        """Unverified proposals before the next probe (doubling while probes do not pay)."""
 
     @property
     def acceptance(self) -> float:
@@ -167,7 +189,10 @@ class DraftPolicy:
         if not one:
             return
         ratio, old = seconds / one, self._ratios.get(n_tokens)
-        self._ratios[n_tokens] = ratio if old is None else old * DECAY + ratio * (1 - DECAY)
+        if old is None:
+            self._ratios[n_tokens] = ratio
+        else:
+            self._ratios[n_tokens] = min(old * DECAY + ratio * (1 - DECAY), ratio * SLOWER_BY)
 
     def cost(self, n_tokens: int) -> float:
         """Estimated seconds for a decode call of `n_tokens`, relative to a single step.
@@ -216,8 +241,20 @@ class DraftPolicy:
         if self.paused:
             return 0
         best, best_gain = 0, 1.0
-        for k in range(1, min(available, self.max_draft, self.reach) + 1):
+        longest = min(available, self.max_draft, self.reach)
+        for k in range(1, longest + 1):
             g = self.gain(k)
             if g > best_gain:
                 best, best_gain = k, g
-        return best
+        if best:
+            self._unverified, self._probe_after = 0, PROBE_AFTER
+            return best
+        if self.acceptance < PROBE_ACCEPTANCE:
+            self._unverified = 0
+            return 0
+        self._unverified += 1
+        if self._unverified < self._probe_after:
+            return 0
+        self._unverified = 0
+        self._probe_after = min(2 * self._probe_after, PROBE_MAX)
+        return longest  # a probe: its batch is timed again
