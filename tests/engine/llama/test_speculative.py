@@ -382,42 +382,37 @@ def test_a_rejection_narrows_the_next_draft_until_a_proposal_comes_true() -> Non
     assert policy.length(16) == 16
 
 
-def test_one_slow_batch_does_not_stop_drafting_for_the_session() -> None:
-    """The first batch of a size is slow while llama.cpp allocates for it: a figure that says
-    no draft pays would never be timed again. Proposals that keep being right get one
-    verified anyway after `PROBE_AFTER` in a row, and a faster timing brings the figure
-    down at once; a probe that still does not pay doubles the wait."""
+def after_a_slow_first_batch(accepted: int, rejected: bool, scores: int = 10) -> DraftPolicy:
+    """A policy whose one timing of a 17-token batch took 50 single steps (llama.cpp
+    allocating for the new size, not the batch's cost), then `scores` proposals scored."""
     policy = DraftPolicy()
     for _ in range(30):
         policy.timed(1, 0.010)
-    policy.timed(17, 0.500)  # 50 single steps: an allocation, not the batch's cost
-    for _ in range(10):
-        policy.score(16, False)  # the proposals are right
+    policy.timed(17, 0.500)
+    for _ in range(scores):
+        policy.score(accepted, rejected)
+    return policy
+
+
+def test_one_slow_batch_does_not_stop_drafting_for_the_session() -> None:
+    """A figure that says no draft pays would never be timed again. Proposals that keep
+    being right get one verified anyway after `PROBE_AFTER` in a row, and a faster timing
+    brings the figure down at once; a probe that still does not pay doubles the wait."""
+    policy = after_a_slow_first_batch(16, False)  # the proposals are right
     waits = [policy.length(16) for _ in range(drafting.PROBE_AFTER)]
     assert waits[:-1] == [0] * (drafting.PROBE_AFTER - 1)  # stuck on the figure alone
     assert waits[-1] == 16  # the probe
     policy.timed(17, 0.040)  # what a batch of 17 really costs: 4 single steps
     assert policy.cost(17) <= 4 * drafting.SLOWER_BY
     assert policy.length(16) == 16  # drafting is back
-    # A probe that still does not pay waits twice as long for the next one.
-    slow = DraftPolicy()
-    for _ in range(30):
-        slow.timed(1, 0.010)
-    slow.timed(17, 0.500)
-    for _ in range(10):
-        slow.score(16, False)
+    slow = after_a_slow_first_batch(16, False)
     assert [slow.length(16) for _ in range(drafting.PROBE_AFTER)][-1] == 16
     slow.timed(17, 0.400)  # still slow: the figure moves by the running average only
     assert slow.cost(17) > 40
     later = [slow.length(16) for _ in range(2 * drafting.PROBE_AFTER)]
-    assert later.index(16) == 2 * drafting.PROBE_AFTER - 1
+    assert later.index(16) == 2 * drafting.PROBE_AFTER - 1  # the wait doubled
     # control: proposals that are mostly wrong are never probed
-    wrong = DraftPolicy()
-    for _ in range(30):
-        wrong.timed(1, 0.010)
-    wrong.timed(17, 0.500)
-    for _ in range(20):
-        wrong.score(1, True)
+    wrong = after_a_slow_first_batch(1, True, scores=20)
     assert wrong.acceptance < drafting.PROBE_ACCEPTANCE
     assert all(wrong.length(16) == 0 for _ in range(4 * drafting.PROBE_AFTER))
 
