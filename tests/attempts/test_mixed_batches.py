@@ -7,7 +7,9 @@ mixed batch is computed in a ubatch of several rows instead of one; its logits m
 by float rounding (a few 1e-3 here), the argmax does not. The same holds, and is checked,
 for the plain decode batches of several sequences the scheduler has always used.
 Through the scheduler, over several turns, the two schedules agree token for token and
-their logits argmax for argmax (see the last test for why not bit for bit).
+their logits argmax for argmax (see the last test for why not bit for bit), or part only
+where the top two logits nearly tie: on an AMD EPYC an attempt's second token, computed
+beside another attempt's prefill, parts at a gap of 0.26 (1.84 one token before).
 """
 
 from __future__ import annotations
@@ -158,36 +160,71 @@ def evaluated(reply: Reply) -> tuple[int, int, int]:
     return reply.usage.prompt_tokens, reply.usage.evaluated_tokens, reply.usage.reused_tokens
 
 
+def top_two_gap(model_path: Path, tokens: Sequence[int]) -> float:
+    """The gap between the two largest logits after `tokens`, decoded alone."""
+    model = LlamaModel(model_path, OPTIONS)
+    context = LlamaContext(model, OPTIONS)
+    try:
+        context.decode(list(tokens), 0)
+        top = np.partition(np.array(context.logits(), dtype=np.float32), -2)[-2:]
+        return float(top[1] - top[0])
+    finally:
+        context.close()
+        model.close()
+
+
 @pytest.mark.slow
 def test_the_scheduler_mixes_prefills_into_decode_batches_without_changing_a_token(
     smollm2_gguf: Path,
 ) -> None:
+    """Token for token, or parting only where the model's top two nearly tie: a sequence's
+    row computed beside another's prefill rounds as its batch shape does, which on some
+    CPUs (an AMD EPYC here) moves a greedy pick at a near-tie. Where an attempt parts, the
+    rest of it is another conversation and is not compared."""
     caps = [6, 9, 13]
     results = {}
     for mix in (False, True):
         shared = SharedLlama(smollm2_gguf, N, OPTIONS, mix_prefill=mix)
         try:
             replies, ends = turns(shared, caps)
-            results[mix] = (replies, ends, shared.stats)
+            tokens = [list(b.transcript.tokens) for b in shared.backends]
+            results[mix] = (replies, ends, shared.stats, tokens)
         finally:
             shared.close()
-    separate, separate_ends, separate_stats = results[False]
-    mixed, mixed_ends, mixed_stats = results[True]
+    separate, separate_ends, separate_stats, separate_tokens = results[False]
+    mixed, mixed_ends, mixed_stats, _ = results[True]
     assert separate_stats.mixed == 0
     assert mixed_stats.mixed > 0  # prefills did share batches with decode steps
     assert mixed_stats.batches < separate_stats.batches
-    assert mixed_stats.tokens == separate_stats.tokens
+    parted = 0
     for i in range(N):
+        whole = True
         for ours, reference in zip(mixed[i], separate[i], strict=True):
             assert ours.finish is not None and reference.finish is not None
-            assert ours.finish.raw_tokens == reference.finish.raw_tokens
             assert evaluated(ours) == evaluated(reference)
+            a, b = ours.finish.raw_tokens, reference.finish.raw_tokens
+            if a != b:
+                at = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), None)
+                assert at is not None, (a, b)  # not one reply cut short of the other
+                assert reference.usage is not None
+                start = reference.usage.prompt_tokens
+                before = separate_tokens[i][: start + at]
+                assert before[start:] == list(b[:at])  # the reply as sampled, in place
+                gap = top_two_gap(smollm2_gguf, before)
+                assert gap < TOLERANCE, (i, at, gap)
+                whole, parted = False, parted + 1
+                break
+        if not whole:
+            continue
         # Argmax-equal, not equal: a ubatch attends over as many KV cells as its longest
         # sequence holds (padded to 256), and which sequences share a ubatch differs
         # between the two schedules, so the rounding of the attention sums differs.
         ours, reference = np.array(mixed_ends[i]), np.array(separate_ends[i])
         assert int(np.argmax(ours)) == int(np.argmax(reference))
         assert np.abs(ours - reference).max() < TOLERANCE
+    assert parted < N, "no attempt went through its turns alike"
+    if parted == 0:
+        assert mixed_stats.tokens == separate_stats.tokens
     # positive control: the attempts ended in different places, far beyond the tolerance,
     # so logits read for the wrong sequence would fail
     assert int(np.argmax(mixed_ends[0])) != int(np.argmax(mixed_ends[2])) or (

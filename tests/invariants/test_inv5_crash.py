@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -130,28 +128,28 @@ def test_sigkill_mid_command_then_review_and_resume(tmp_path: Path, sandbox_leve
 
 
 @pytest.mark.slow
-def test_every_step_is_on_disk_before_the_next_begins(tmp_path: Path, sandbox_level: str) -> None:
-    """Each Bash step counts the steps in the transcript file: all earlier ones are there."""
+def test_every_step_is_on_disk_before_the_next_begins(tmp_path: Path) -> None:
+    """Each Bash step counts the steps in the transcript file: all earlier ones are there.
+
+    The commands run at the `none` level with approval off: a confined command cannot read
+    FrogDesk's folders at all (tests/attacks/test_own_folders.py), so the one level that
+    shows them to a command is the one that can watch the transcript being written."""
     repo = make_user_repo(tmp_path)
-    # A home outside /tmp (commands get a private /tmp) so the sandbox can read the transcript.
-    home = Path(tempfile.mkdtemp(prefix="frogdesk-home-", dir="/var/tmp"))
-    try:
-        pattern = '"kind": *"step"'
-        count = f"cat {home}/data/sessions/*/transcript.jsonl | grep -c '{pattern}'; true"
-        replies = [reply(f"Count {i}.", call("Bash", command=count)) for i in range(3)]
-        replies.append(reply("Done.", answer="ok"))
-        script = write_script(tmp_path / "script.jsonl", replies)
-        out = tmp_path / "out"
-        done = subprocess.run(
-            [sys.executable, "-m", "frogdesk", "run", "Count.", "--repo", str(repo),
-             "--script", str(script), "--output", str(out), "--json"],
-            capture_output=True, text=True, timeout=300, check=False,
-            env={**os.environ, "FROGDESK_HOME": str(home)},
-        )  # fmt: skip
-        assert done.returncode == 0, done.stderr
-        assert list(home.glob("data/sessions/*/transcript.jsonl")), sorted(home.rglob("*"))
-        traj = json.loads((out / "trajectory_seed-0.json").read_text(encoding="utf-8"))
-        counts = [s["observations"][0]["observation"] for s in traj["steps"][:3]]
-        assert [c.split("\n")[2] for c in counts] == ["0", "1", "2"], counts
-    finally:
-        shutil.rmtree(home, ignore_errors=True)
+    home = tmp_path / "frogdesk-home"
+    pattern = '"kind": *"step"'
+    count = f"cat {home}/data/sessions/*/transcript.jsonl | grep -c '{pattern}'; true"
+    replies = [reply(f"Count {i}.", call("Bash", command=count)) for i in range(3)]
+    replies.append(reply("Done.", answer="ok"))
+    script = write_script(tmp_path / "script.jsonl", replies)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-m", "frogdesk", "run", "Count.", "--repo", str(repo),
+         "--script", str(script), "--output", str(out), "--json", "--sandbox", "none"],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "FROGDESK_HOME": str(home), "FROGDESK_BASH_APPROVAL": "never"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert list(home.glob("data/sessions/*/transcript.jsonl")), sorted(home.rglob("*"))
+    traj = json.loads((out / "trajectory_seed-0.json").read_text(encoding="utf-8"))
+    counts = [s["observations"][0]["observation"] for s in traj["steps"][:3]]
+    assert [c.split("\n")[2] for c in counts] == ["0", "1", "2"], counts
