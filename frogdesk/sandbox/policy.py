@@ -334,7 +334,8 @@ def developer_toolchain(
     views: Sequence[ReadOnlyView] = (),
     worktree: Path | None = None,
 ) -> tuple[Toolchain, tuple[Path, ...], tuple[Path, ...]]:
-    """The shell's toolchain, every folder to show read-only, and the credentials to mask.
+    """The shell's toolchain, every folder to show read-only, and the credentials to mask
+    (those inside the shown folders, and the Hugging Face token outside the hidden ones).
 
     The home's toolchain folders go through the same refusals as the launch environment's
     (a `~/go` that holds the repository would show it again).
@@ -372,7 +373,13 @@ def developer_toolchain(
     if refused:
         toolchain = replace(toolchain, refused=(*refused, *toolchain.refused))
     folders = (*kept, *toolchain.folders)
-    return toolchain, folders, credential_masks(user_home, folders)
+    # The Hub token, wherever the environment keeps it outside what is hidden anyway.
+    tokens = outside_hidden(hub_token_files(environ, user_home), unseen, folders)
+    return (
+        toolchain,
+        folders,
+        tuple(dict.fromkeys((*credential_masks(user_home, folders), *tokens))),
+    )
 
 
 def toolchain_warning(toolchain: Toolchain) -> list[str]:
@@ -426,8 +433,6 @@ def build_policy(
         worktree=worktree.path,
     )
     env = _with_toolchain({**sandbox_env(home, tmp, environ), **objects.env()}, toolchain)
-    tokens = outside_hidden(hub_token_files(environ, user_home), hidden, toolchains)
-    masked = tuple(dict.fromkeys((*masked, *tokens)))
     return SandboxPolicy(
         workdir_root=worktree.path,
         git_readonly=(paths.common_dir,),
@@ -516,8 +521,6 @@ def folder_policy(
     toolchain, toolchains, masked = developer_toolchain(
         environ, user_home, home_folders, writable=(work, home, tmp), unseen=hidden
     )
-    tokens = outside_hidden(hub_token_files(environ, user_home), hidden, toolchains)
-    masked = tuple(dict.fromkeys((*masked, *tokens)))
     return SandboxPolicy(
         workdir_root=work,
         git_readonly=(),
