@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import select
 
 import pytest
 
@@ -32,6 +33,17 @@ def test_off_a_terminal_a_load_is_one_line_as_it_starts_and_one_as_it_ends() -> 
     assert log.getvalue() == "loading the model…\nloaded the model in 5.0 s\n"
 
 
+def _drain(leader: int, until: str) -> bytes:
+    """Everything the pty holds up to the line that holds `until`: one read returns at most
+    what the pty's buffer passed on so far (about 4 KiB), not all that was written."""
+    shown = b""
+    while until.encode() not in shown or not shown.endswith(b"\r\n"):
+        ready, _, _ = select.select([leader], [], [], 10.0)
+        assert ready, f"the pty went quiet after {len(shown)} bytes"
+        shown += os.read(leader, 1 << 16)
+    return shown
+
+
 def test_on_a_terminal_the_percentage_is_redrawn_in_place() -> None:
     # the control: a real terminal (a pty) gets the percentage, each once, in place
     leader, follower = os.openpty()
@@ -39,7 +51,7 @@ def test_on_a_terminal_the_percentage_is_redrawn_in_place() -> None:
     with os.fdopen(follower, "w", encoding="utf-8") as tty:
         _load(LoadProgress(tty, clock=clock), clock)
         tty.flush()
-        shown = os.read(leader, 1 << 16).decode()
+        shown = _drain(leader, until="loaded the model in").decode()
     os.close(leader)
     redraws = shown.split("\r")[1:-2]  # the closing line and the pty's \r\n last
     assert len(redraws) > 90 and len(set(redraws)) == len(redraws)  # each percentage once
