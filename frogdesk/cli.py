@@ -17,6 +17,7 @@ from frogdesk.errors import FrogDeskError, describe_os_error
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.logfile import listen_for_notices, route_library_logs
 from frogdesk.paths import AppPaths
+from frogdesk.scratch import use_scratch
 
 EXIT_BROKEN_PIPE = 141
 """128 + SIGPIPE: what a shell reports for a command whose reader went away."""
@@ -86,10 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if not getattr(args, "tolerates_bad_config", False):
             common.load_settings(args)  # a bad config file stops here with one clear line
-        route_library_logs(AppPaths.default().log_file)
-        _recover_transactions()
-        code: int = args.func(args)
-        sys.stdout.flush()  # a closed pipe shows here, inside the handler below
+        paths = AppPaths.default()
+        route_library_logs(paths.log_file)
+        with use_scratch():
+            _recover_transactions()
+            code: int = args.func(args)
+            sys.stdout.flush()  # a closed pipe shows here, inside the handler below
     except BrokenPipeError:
         return _quiet_broken_pipe()
     except FrogDeskError as exc:

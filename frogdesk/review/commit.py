@@ -6,7 +6,6 @@ transaction that writes the files journals the move and makes it (see `refmove.a
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from frogdesk.review.refmove import (
     tree_entries,
 )
 from frogdesk.review.target import FileState
+from frogdesk.scratch import scratch_folder
 
 _NO_SHA = "0" * 40
 
@@ -34,7 +34,7 @@ def plan_commit(repo_root: Path, writes: Mapping[str, FileState | None], message
     """
     ref = head_ref(repo_root)
     head = ref_value(repo_root, "HEAD")
-    with tempfile.TemporaryDirectory(prefix="frogdesk-commit-") as tmp:
+    with scratch_folder("frogdesk-commit-") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         if head:
             git_out(repo_root, ["read-tree", head], env=env)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import re
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from frogdesk.review.model import (
     hunk_id,
 )
 from frogdesk.review.snapshot import review_paths, snapshot_tree, snapshot_with_ignored
+from frogdesk.scratch import scratch_folder
 from frogdesk.worktree.git import GitPaths
 
 __all__ = ["compute_diff", "patch_text", "review_paths", "snapshot_tree", "trusted_attributes"]
@@ -51,7 +51,7 @@ def trusted_attributes(
     back to that index for every `.gitattributes`: the user's committed ones still count.
     """
     common = review_paths(worktree).common_dir
-    with tempfile.TemporaryDirectory(prefix="frogdesk-attributes-") as tmp:
+    with scratch_folder("frogdesk-attributes-") as tmp:
         empty = Path(tmp) / "work"
         empty.mkdir()
         paths = GitPaths(work_tree=empty, git_dir=common, common_dir=common)

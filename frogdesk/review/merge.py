@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.review.gitcmd import run_git
 from frogdesk.review.model import SYMLINK_MODE
 from frogdesk.review.target import FileState
+from frogdesk.scratch import scratch_folder
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def merge_text(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
         return theirs
     if theirs == base:
         return ours
-    with tempfile.TemporaryDirectory(prefix="frogdesk-merge-") as tmp:
+    with scratch_folder("frogdesk-merge-") as tmp:
         names = []
         for name, data in (("ours", ours), ("base", base), ("theirs", theirs)):
             (Path(tmp) / name).write_bytes(data)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from frogdesk.review.snapshot_cache import BlobCache
 from frogdesk.review.snapshot_eol import eol_actions, to_git
 from frogdesk.review.snapshot_ignore import exclude_options
 from frogdesk.review.snapshot_objects import BlobWriter
+from frogdesk.scratch import scratch_folder
 from frogdesk.worktree.checkout import PRIVATE_SUFFIX
 from frogdesk.worktree.git import GitPaths
 from frogdesk.worktree.record import recorded_paths
@@ -278,7 +278,7 @@ def _snapshot(
     excludes: list[str],
     want_ignored: bool,
 ) -> tuple[str, list[str]]:
-    with tempfile.TemporaryDirectory(prefix="frogdesk-review-") as tmp:
+    with scratch_folder("frogdesk-review-") as tmp:
         base_env = {"GIT_INDEX_FILE": str(Path(tmp) / "base-index")}
         git_out(paths, ["read-tree", base_commit], env=base_env)
         base, others = _listed(paths, base_env, excludes)

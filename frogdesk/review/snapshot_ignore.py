@@ -16,12 +16,12 @@ import contextlib
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from frogdesk import beneath
 from frogdesk.review.gitcmd import git_out, run_git
+from frogdesk.scratch import scratch_folder
 from frogdesk.worktree.git import GitPaths
 from frogdesk.worktree.record import read_record, sidecar_of
 
@@ -140,7 +140,7 @@ def exclude_options(worktree: Path, paths: GitPaths) -> Iterator[list[str]]:
         yield ["--exclude-standard"]
         return
     rules = user_ignore_rules(repo, paths.common_dir)
-    with tempfile.TemporaryDirectory(prefix="frogdesk-ignore-") as tmp:
+    with scratch_folder("frogdesk-ignore-") as tmp:
         rules_file = Path(tmp) / "exclude"
         rules_file.write_bytes(rules)
         yield [f"--exclude-from={rules_file}"]

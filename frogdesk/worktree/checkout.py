@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from frogdesk.scratch import scratch_folder
 from frogdesk.worktree.errors import BareRepository, NotAGitRepository, WorktreeError
 from frogdesk.worktree.git import GitError, git_out
 from frogdesk.worktree.record import (
@@ -112,7 +112,7 @@ def snapshot_commit(repo_root: Path) -> str:
     user_index = Path(
         _run_git(repo_root, "rev-parse", "--path-format=absolute", "--git-path", "index").strip()
     )
-    with tempfile.TemporaryDirectory(prefix="frogdesk-index-") as tmp:
+    with scratch_folder("frogdesk-index-") as tmp:
         index = Path(tmp) / "index"
         env = {"GIT_INDEX_FILE": str(index)}
         if user_index.is_file():

@@ -72,9 +72,11 @@ MAY_IMPORT = (
     "frogdesk.sizes",
     "frogdesk.errors",
     "frogdesk.logfile",
+    "frogdesk.scratch",
 )
 """`logfile` is where the process's entry points (the CLI's `main`, the TUI app) route the
-libraries' own logs to the log file and listen for the few lines a user must see."""
+libraries' own logs to the log file and listen for the few lines a user must see;
+`scratch` where the CLI's `main` puts the process's own short-lived folders."""
 VALUE_TYPES = (
     "frogdesk.engine.chat",
     "frogdesk.engine.kinds",

@@ -12,7 +12,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("frogdesk", "frogdesk.inert", "frogdesk.paths", "frogdesk.sizes", "frogdesk.errors"),
     ("frogdesk.typedjson",),
     ("frogdesk.durable", "frogdesk.logfile", "frogdesk.beneath"),
-    ("frogdesk.system",),
+    ("frogdesk.system", "frogdesk.scratch"),
     ("frogdesk.config",),
     ("frogdesk.worktree",),
     ("frogdesk.sandbox",),
