@@ -193,15 +193,15 @@ def run_attempts(
     operator: Operator = NOBODY,
     cancel: threading.Event | None = None,
     on_event: AttemptEvent | None = None,
-    on_started: Callable[[Sequence[str]], None] | None = None,
     results_root: Path | None = None,
 ) -> AttemptsOutcome:
     """Run `spec.n` attempts concurrently, then the check in each worktree, and rank them.
 
     Every attempt is a session of its own (worktree, sandbox, transcript) with its own
     seed and the service's budgets. `backend_factory` replaces the service's one (the
-    llama backend's shared batch); `on_started` gets the session ids once all exist;
-    `operator` is asked before the commands and checks `bash_approval` holds back.
+    llama backend's shared batch); `operator` hears the session ids once all exist
+    (`attempts: ID ...`, `-` for one that did not start) and is asked before the commands
+    and checks `bash_approval` holds back.
     Each attempt's Leaf result files go to its session folder, or to
     `results_root/SESSION_ID` when given.
     """
@@ -210,8 +210,8 @@ def run_attempts(
     seeds = attempt_seeds(service.settings.seed, spec.n)
     factory = backend_factory or service.backend_factory
     running = _start(service, spec, seeds, factory)
-    if on_started is not None:
-        on_started([item.active.record.id if item.active else "" for item in running])
+    ids = [item.active.record.id if item.active else "-" for item in running]
+    operator.progress(f"attempts: {' '.join(ids)}")
     events: AttemptEvent = on_event or (lambda index, event: None)
     with ThreadPoolExecutor(max_workers=spec.n, thread_name_prefix="attempt") as pool:
         list(pool.map(lambda i: _run_one(i, operator, cancel, events, results_root), running))

@@ -169,9 +169,6 @@ def run_attempts_command(
                 TerminalOperator(printer),
                 cancel,
                 AttemptPrinter(sys.stderr, getattr(args, "quiet", False)),
-                on_started=lambda ids: printer.write(
-                    f"attempts: {' '.join(i or '-' for i in ids)}"
-                ),
                 results_root=output,
             )
         if outcome.chosen and args.discard_others:

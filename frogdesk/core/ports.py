@@ -319,9 +319,8 @@ class HeadlessWorkbench(Workbench, StoredSessions, Protocol):
         cancel: threading.Event,
         on_event: AttemptEvents,
         *,
-        on_started: Callable[[Sequence[str]], None] | None = None,
         results_root: Path | None = None,
     ) -> AttemptsOutcome:
-        """The attempts `attempts` describes (blocking); `on_started` hears the session ids,
-        result files go under `results_root`."""
+        """The attempts `attempts` describes (blocking); the operator hears the session ids
+        once they exist (`attempts: ID ...`), result files go under `results_root`."""
         ...

@@ -511,12 +511,11 @@ class CoreWorkbench:
         cancel: threading.Event,
         on_event: AttemptEvents,
         *,
-        on_started: Callable[[Sequence[str]], None] | None = None,
         results_root: Path | None = None,
     ) -> AttemptsOutcome:
         """The attempts `attempts` describes (blocking): `operator` answers for every attempt
-        (each asks with its own command) and hears the context each llama attempt gets,
-        `on_started` the session ids; result files under `results_root`."""
+        (each asks with its own command) and hears the context each llama attempt gets and
+        the session ids once they exist; result files under `results_root`."""
         n = attempts.n
         if kind_of(attempts.backend).shared_weights and n > 1:
             # says which N fits before anything starts
@@ -531,7 +530,6 @@ class CoreWorkbench:
                 operator=operator,
                 cancel=cancel,
                 on_event=on_event,
-                on_started=on_started,
                 results_root=results_root,
             )
 

@@ -21,6 +21,7 @@ from frogdesk.engine.chat import (
     Message,
     ToolSchema,
 )
+from frogdesk.leaf.events import Notice
 from frogdesk.paths import AppPaths
 from frogdesk.sessions.parts import default_backend
 from frogdesk.sessions.record import SessionRecord
@@ -193,3 +194,41 @@ def test_choosing_discards_the_others_on_request(tmp_path: Path, sandboxed_bash:
     assert svc.store.get(outcome.chosen).status == "finished"
     assert Path(svc.store.get(outcome.chosen).worktree).is_dir()
     assert not any(Path(svc.store.get(i).worktree).exists() for i in gone)
+
+
+class _Told:
+    """An operator that records what it is told and refuses every command."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def approve(self, command: str) -> bool:
+        return False
+
+    def notice(self, notice: Notice) -> None:
+        pass
+
+    def progress(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_the_operator_hears_the_session_ids_once_all_exist(
+    tmp_path: Path, sandboxed_bash: str
+) -> None:
+    repo = make_repo(tmp_path)
+    told = _Told()
+    outcome = run_attempts(
+        service(),
+        AttemptsSpec(
+            "fix add",
+            repo,
+            3,
+            backend="script",
+            scripts=tuple(map(str, three_scripts(tmp_path))),
+            check="",
+        ),
+        operator=told,
+    )
+    ids = sorted(a.session_id for a in outcome.attempts)
+    started = [line for line in told.lines if line.startswith("attempts: ")]
+    assert len(started) == 1 and sorted(started[0].split()[1:]) == ids
