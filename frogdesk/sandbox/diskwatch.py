@@ -7,7 +7,7 @@ import os
 import stat
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.sizes import human_bytes
@@ -122,6 +122,8 @@ class DiskBudget:
     others: int = 0
     """Growth the last walk showed to be other programs' writes."""
     confirm_after: float = 0.0
+    last: dict[int, int] = field(default_factory=dict)
+    """Per file system (by index): how much it had grown at the last look."""
 
     def _room(self, fs: Fs) -> int:
         return max(fs.free0 - self.reserve, 0)
@@ -133,20 +135,32 @@ class DiskBudget:
             rooms.append(max(self.cap - self.held, 0))
         return min(rooms) if rooms else None
 
+    def _ahead(self, index: int, grown: int) -> int:
+        """How much more the file system will have grown at the next look: as much as it
+        grew since the last one (0 while it shrinks). A loop of small files, each under the
+        per-file limit, writes megabytes between two looks on a fast disk, so the command
+        is stopped one look early rather than one look late."""
+        before = self.last.get(index)
+        self.last[index] = grown
+        return 0 if before is None else max(grown - before, 0)
+
     def breach(self, final: bool = False) -> str | None:
         """Why the command must stop now, in words; None while it is within both limits.
 
         `final`: the command has ended; the cap is then always confirmed by a walk.
         """
         total = 0
-        for fs in self.file_systems:
+        for index, fs in enumerate(self.file_systems):
             try:
                 used, _ = usage(fs.path)
             except OSError:
                 continue
             grown = max(used - fs.used0, 0)
             total += grown
-            if self.reserve and grown > self._room(fs) + SLACK:
+            ahead = self._ahead(index, grown)
+            if final:  # an ended command writes no more: judged on what it wrote
+                ahead = 0
+            if self.reserve and grown + ahead > self._room(fs) + SLACK:
                 return (
                     f"the file system of {fs.mount} is down to its reserve of "
                     f"{human_bytes(self.reserve)} free (sandbox_disk_reserve); delete files "
