@@ -19,6 +19,7 @@ from frogdesk.sandbox.toolchain import (
     refusal,
     resolve_toolchain,
 )
+from frogdesk.scratch import scratch_root
 from frogdesk.worktree.checkout import Worktree, session_private_dir
 from frogdesk.worktree.objects import ObjectRoute
 from frogdesk.worktree.record import verified
@@ -315,9 +316,10 @@ def outside_hidden(
 
 
 def frogdesk_folders() -> tuple[Path, ...]:
-    """FrogDesk's own folders (settings, data with sessions and worktrees, cache, state)."""
+    """FrogDesk's own folders (settings, data with sessions and worktrees, cache, state, and
+    the short-lived host folders of `frogdesk.scratch`, which lie in the shared /tmp)."""
     paths = AppPaths.default()
-    folders = [paths.config_dir, paths.data_dir, paths.cache_dir]
+    folders = [paths.config_dir, paths.data_dir, paths.cache_dir, scratch_root()]
     if paths.state_dir is not None:
         folders.append(paths.state_dir)
     return tuple(Path(os.path.realpath(f)) for f in folders)

@@ -9,16 +9,34 @@ works. The positive control: the same command on the host reads every file.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from frogdesk.paths import AppPaths
+from frogdesk.scratch import scratch_root
 from tests.attacks.harness import bash, run_attack
 from tests.support.scripted import make_repo
 
 OTHER = "OTHER-SESSION-SECRET"
+MARKS = ("SECRET-SETTINGS", "SECRET-MODEL", "SECRET-OPENING", "SECRET-LOG", "SECRET-SCRATCH")
+
+
+SCRATCH = f"{os.getpid()}-5ec7e7a1"
+"""A process folder of `frogdesk.scratch` named for this (live) process, so no sweep takes it."""
+
+
+@pytest.fixture(autouse=True)
+def _scratch_cleared() -> Iterator[None]:
+    """The planted process folder goes when the test ends; the root is made as FrogDesk
+    makes it (0700), so the processes after this test still use it."""
+    scratch_root().mkdir(mode=0o700, exist_ok=True)
+    yield
+    shutil.rmtree(scratch_root() / SCRATCH, ignore_errors=True)
 
 
 def _plant(paths: AppPaths) -> dict[str, Path]:
@@ -28,6 +46,8 @@ def _plant(paths: AppPaths) -> dict[str, Path]:
         "SECRET-MODEL": paths.models_dir / "private.gguf",
         "SECRET-OPENING": paths.openings_dir / f"{'a' * 32}.opening",
         "SECRET-LOG": paths.log_file,
+        # a merge's copy of the user's file, in the shared /tmp (readable at landlock)
+        "SECRET-SCRATCH": scratch_root() / SCRATCH / "frogdesk-merge-x" / "ours",
     }
     for mark, path in planted.items():
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,16 +74,16 @@ def test_the_shell_cannot_read_frogdesk_folders_outside_the_home(
     planted = [*_plant(paths).values(), *transcripts, *worktree_files]
     reads = "; ".join(f"cat '{p}' 2>/dev/null" for p in planted)
     command = (
-        f"{reads}; ls -R '{outside / 'frogdesk'}' 2>/dev/null; "
+        f"{reads}; ls -R '{outside / 'frogdesk'}' '{scratch_root()}' 2>/dev/null; "
         "echo MINE-OK > mine.txt && cat mine.txt && cat app.py"
     )
     second = run_attack(make_repo(tmp_path / "second"), [bash(command)], tmp_path / "run-2", level)
     seen = second.observations[0]
-    for mark in ("SECRET-SETTINGS", "SECRET-MODEL", "SECRET-OPENING", "SECRET-LOG", OTHER):
+    for mark in (*MARKS, OTHER):
         assert mark not in seen, (mark, seen)
     # Nor can it list them: no other session's worktree or folder, no model, no opening.
     listed = [*(p.parent.name for p in worktree_files), first.session_id, "private.gguf"]
-    for name in (*listed, f"{'a' * 32}.opening", "config.toml", "frogdesk.log"):
+    for name in (*listed, f"{'a' * 32}.opening", "config.toml", "frogdesk.log", SCRATCH):
         assert name not in seen, (name, seen)
     # The session's own worktree, in the same data folder, is readable and writable.
     assert "MINE-OK" in seen, seen
@@ -73,5 +93,5 @@ def test_the_shell_cannot_read_frogdesk_folders_outside_the_home(
     done = subprocess.run(
         ["bash", "-c", reads], capture_output=True, text=True, check=False, cwd=tmp_path
     )
-    for mark in ("SECRET-SETTINGS", "SECRET-MODEL", "SECRET-OPENING", "SECRET-LOG", OTHER):
+    for mark in (*MARKS, OTHER):
         assert mark in done.stdout, (mark, done.stdout)

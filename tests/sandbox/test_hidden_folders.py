@@ -4,6 +4,7 @@ repository and FrogDesk's own folders, each once and only the outermost of neste
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from frogdesk.sandbox.policy import (
     outermost,
     outside_hidden,
 )
+from frogdesk.scratch import scratch_root
 
 
 def test_frogdesk_folders_outside_the_home_are_hidden(
@@ -93,3 +95,16 @@ def test_hub_token_files_are_found_wherever_the_environment_puts_them(tmp_path: 
     assert set(kept) == {hf / "token", hf / "stored_tokens", elsewhere}
     # control: with nothing set, only the home's default place is looked at
     assert hub_token_files({}, home) == (home / ".cache" / "huggingface" / "token",)
+
+
+def test_the_short_lived_host_folders_are_hidden(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    root = scratch_root()
+    assert root.parent == tmp_path / "tmp"
+    assert root.resolve() not in hidden_folders(home, {})  # control: not made yet
+    root.mkdir(parents=True, mode=0o700)
+    assert root.resolve() in hidden_folders(home, {})
