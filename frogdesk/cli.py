@@ -87,8 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if not getattr(args, "tolerates_bad_config", False):
             common.load_settings(args)  # a bad config file stops here with one clear line
-        paths = AppPaths.default()
-        route_library_logs(paths.log_file)
+        route_library_logs(AppPaths.default().log_file)
         with use_scratch():
             _recover_transactions()
             code: int = args.func(args)

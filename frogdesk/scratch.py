@@ -7,8 +7,8 @@ folder nothing would ever sweep it (the SIGKILL tests alone left thousands). So 
 point calls `use_scratch` once: every `scratch_folder` after it lies in
 `$TMPDIR/frogdesk-UID/<pid>-<random>/`, and the folders there whose process has ended are
 removed. The system temp is kept (not FrogDesk's cache) so that a full disk under FrogDesk's
-home does not stop a diff, and because the sandbox hides /tmp from commands at every
-confining level. A `frogdesk-UID` that is not a real folder of this user's alone (another
+home does not stop a diff; the sandbox hides `frogdesk-UID` as one of FrogDesk's own folders
+(at landlock the rest of /tmp stays readable). A `frogdesk-UID` that is not a real folder of this user's alone (another
 user made it first, or a link) is not used: folders go to the system temp as before. Code
 run without an entry point (a library caller, a test) gets the system temp as `tempfile`
 gives it. Only host-side folders go here: nothing the sandbox mounts.

@@ -103,11 +103,28 @@ def test_a_crash_and_a_timeout_do_not_stop_the_other_attempts(
     assert outcome.attempts[0].index == 2 and outcome.chosen == by_index[2].session_id
 
 
+class _Told:
+    """An operator that records what it is told and refuses every command."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def approve(self, command: str) -> bool:
+        return False
+
+    def notice(self, notice: Notice) -> None:
+        pass
+
+    def progress(self, line: str) -> None:
+        self.lines.append(line)
+
+
 def test_each_attempt_has_its_own_seed_and_the_same_budgets(
     tmp_path: Path, sandboxed_bash: str
 ) -> None:
     repo = make_repo(tmp_path)
     svc = service(seed=40, max_steps=7)
+    told = _Told()
     outcome = run_attempts(
         svc,
         AttemptsSpec(
@@ -118,7 +135,12 @@ def test_each_attempt_has_its_own_seed_and_the_same_budgets(
             scripts=tuple(map(str, three_scripts(tmp_path))),
             check="",
         ),
+        operator=told,
     )
+    # the operator hears the session ids once, when all exist
+    ids = sorted(a.session_id for a in outcome.attempts)
+    started = [line for line in told.lines if line.startswith("attempts: ")]
+    assert len(started) == 1 and sorted(started[0].split()[1:]) == ids
     records = [svc.store.get(a.session_id) for a in outcome.attempts]
     assert [r.settings["seed"] for r in records] == [40, 41, 42]
     assert {r.settings["max_steps"] for r in records} == {7}
@@ -194,41 +216,3 @@ def test_choosing_discards_the_others_on_request(tmp_path: Path, sandboxed_bash:
     assert svc.store.get(outcome.chosen).status == "finished"
     assert Path(svc.store.get(outcome.chosen).worktree).is_dir()
     assert not any(Path(svc.store.get(i).worktree).exists() for i in gone)
-
-
-class _Told:
-    """An operator that records what it is told and refuses every command."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def approve(self, command: str) -> bool:
-        return False
-
-    def notice(self, notice: Notice) -> None:
-        pass
-
-    def progress(self, line: str) -> None:
-        self.lines.append(line)
-
-
-def test_the_operator_hears_the_session_ids_once_all_exist(
-    tmp_path: Path, sandboxed_bash: str
-) -> None:
-    repo = make_repo(tmp_path)
-    told = _Told()
-    outcome = run_attempts(
-        service(),
-        AttemptsSpec(
-            "fix add",
-            repo,
-            3,
-            backend="script",
-            scripts=tuple(map(str, three_scripts(tmp_path))),
-            check="",
-        ),
-        operator=told,
-    )
-    ids = sorted(a.session_id for a in outcome.attempts)
-    started = [line for line in told.lines if line.startswith("attempts: ")]
-    assert len(started) == 1 and sorted(started[0].split()[1:]) == ids
