@@ -95,7 +95,7 @@ def main() -> int:
             )
             switch, switch_tries = timed(
                 lambda e=endpoint: remote_choices(  # type: ignore[misc]
-                    Settings(hf_endpoint=e), AppPaths.default(), REPO, retry=RetryPolicy()
+                    Settings.of(hf_endpoint=e), AppPaths.default(), REPO, retry=RetryPolicy()
                 )
             )
             row: dict[str, object] = {

@@ -125,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     suite = Suite("starter", "starter", bench_tasks([t for t in args.tasks.split(",") if t]))
     load_seconds = 0.0
     if args.endpoint:
-        backend = EvalBackend(OPENAI.name, model=settings.openai_model, endpoint=args.endpoint)
+        backend = EvalBackend(
+            OPENAI.name, model=settings.engine.openai_model, endpoint=args.endpoint
+        )
         model, sha, quant = args.endpoint, hashlib.sha256(args.endpoint.encode()).hexdigest(), ""
     else:
         cache = args.cache or paths.cache_dir / "bench-real-model"

@@ -74,7 +74,7 @@ def load_settings(path: Path, overrides: dict[str, str] | None = None) -> Settin
     if theme not in THEMES:
         names = ", ".join(sorted(THEMES))
         raise SettingsError(f"unknown theme {theme!r}; choose one of {names}")
-    return Settings(
+    return Settings.of(
         threads=threads,
         context=context,
         theme=theme,

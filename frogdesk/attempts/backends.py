@@ -33,10 +33,10 @@ def llama_fit(settings: Settings, model: str, n: int) -> AttemptsFit:
         inspect_gguf(resolve_model_path(model, settings)),
         available_memory(),
         n,
-        kv_type=settings.kv_cache_type,
-        flash=settings.flash_attn_choice,
-        wanted=settings.context_size,
-        ceiling=settings.max_context_tokens,
+        kv_type=settings.engine.kv_cache_type,
+        flash=settings.engine.flash_attn_choice,
+        wanted=settings.engine.context_size,
+        ceiling=settings.loop.max_context_tokens,
     )
 
 
@@ -60,7 +60,7 @@ def open_shared(
     options = dataclasses.replace(
         settings_options(settings),
         n_ctx=fit.per_sequence,
-        n_gpu_layers=max(settings.gpu_layers, 0),
+        n_gpu_layers=max(settings.engine.gpu_layers, 0),
     )
     return SharedLlama(path, n, options, model=loaded)
 

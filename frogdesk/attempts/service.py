@@ -7,7 +7,6 @@ The CLI (`frogdesk run --attempts N`) and the TUI both call `run_attempts` and
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import random
 import threading
 import time
@@ -76,7 +75,7 @@ def _start(
     for index, seed in enumerate(seeds):
         own = SessionService(
             service.paths,
-            dataclasses.replace(service.settings, seed=seed),
+            service.settings.replaced(seed=seed),
             backend_factory=factory,
             shell_factory=service.shell_factory,
             prune=False,
@@ -207,7 +206,7 @@ def run_attempts(
     """
     validate(spec)
     command, source = plan_check(spec)
-    seeds = attempt_seeds(service.settings.seed, spec.n)
+    seeds = attempt_seeds(service.settings.loop.seed, spec.n)
     factory = backend_factory or service.backend_factory
     running = _start(service, spec, seeds, factory)
     ids = [item.active.record.id if item.active else "-" for item in running]

@@ -147,7 +147,9 @@ def run_attempts_command(
     least one attempt ended with a final answer; 1 otherwise.
     """
     timeout = (
-        args.check_timeout if args.check_timeout is not None else workbench.settings.check_timeout
+        args.check_timeout
+        if args.check_timeout is not None
+        else workbench.settings.loop.check_timeout
     )
     attempts = AttemptsSpec(
         task=spec.task,

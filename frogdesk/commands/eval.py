@@ -167,7 +167,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _kind(args: argparse.Namespace, settings: Settings) -> str:
     kind = chosen_backend(args.backend, args.endpoint) or (
-        SCRIPT.name if args.script else settings.backend
+        SCRIPT.name if args.script else settings.engine.backend
     )
     known_backend(kind)
     return kind
@@ -180,9 +180,9 @@ def _models(args: argparse.Namespace, settings: Settings) -> list[ModelRun]:
     if kind_of(kind).replays_script:
         return script_models(kind, args.script or [])
     if kind_of(kind).remote_endpoint:
-        endpoint = args.endpoint or settings.openai_endpoint
+        endpoint = args.endpoint or settings.engine.openai_endpoint
         check_endpoint(kind, endpoint)
-        return endpoint_models(kind, endpoint, args.model or [settings.openai_model])
+        return endpoint_models(kind, endpoint, args.model or [settings.engine.openai_model])
     try:
         return local_models(kind, args.model or [settings.model], settings)
     except ModelError as exc:

@@ -110,16 +110,16 @@ def main(args: argparse.Namespace) -> int:
     """Run the session to its end; exit 0 when the agent gave a final answer, 1 otherwise."""
     args.backend = chosen_backend(args.backend, args.endpoint)
     settings = load_settings(args, _overrides(args))
-    backend: str = settings.backend
+    backend: str = settings.engine.backend
     scripts: list[Path] = args.script or []
     if args.script is not None and (args.backend is None or kind_of(args.backend).replays_script):
         backend = SCRIPT.name
     known_backend(backend)
-    attempts = args.attempts if args.attempts is not None else settings.attempts
-    check_attempt_options(args, attempts, len(scripts), settings.check_timeout)
+    attempts = args.attempts if args.attempts is not None else settings.loop.attempts
+    check_attempt_options(args, attempts, len(scripts), settings.loop.check_timeout)
     if kind_of(backend).replays_script and args.script is None:
         raise UserError("the script backend needs --script FILE")
-    check_endpoint(backend, args.endpoint or settings.openai_endpoint)
+    check_endpoint(backend, args.endpoint or settings.engine.openai_endpoint)
     spec = session_spec(
         args.task,
         args.repo.expanduser(),

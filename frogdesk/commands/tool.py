@@ -85,7 +85,7 @@ def main(args: argparse.Namespace) -> int:
     if not workdir.is_dir():
         raise UserError(f"{given} is not a folder")
     try:
-        outcome = run_tool_call(request.call, workdir, args.sandbox or settings.sandbox)
+        outcome = run_tool_call(request.call, workdir, args.sandbox or settings.sandbox.level)
     except (SandboxError, WorktreeError, ToolInfrastructureError) as exc:
         raise UserError(str(exc)) from None
     # Like Leaf's runner, nothing is added: a pipe gets the model's exact bytes; a terminal

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_backend
@@ -42,8 +41,8 @@ def main(args: argparse.Namespace) -> int:
     settings = load_settings(args, overrides | {"openai_endpoint": endpoint})
     script: Path | None = getattr(args, "script", None)
     if script is not None:
-        settings = dataclasses.replace(settings, backend="script")
-    check_endpoint(settings.backend, settings.openai_endpoint)
+        settings = settings.replaced(backend="script")
+    check_endpoint(settings.engine.backend, settings.engine.openai_endpoint)
     repo = (getattr(args, "repo", None) or Path.cwd()).resolve()
     if not repo.is_dir():
         raise UserError(f"{repo}: no such directory")

@@ -75,8 +75,8 @@ def local_choices(settings: Settings, paths: AppPaths) -> LocalChoices:
         models,
         available_memory(),
         fit_context(settings),
-        settings.acknowledged,
-        settings.kv_cache_type,
+        settings.tui.acknowledged,
+        settings.engine.kv_cache_type,
     )
     return LocalChoices(models, rows, measured_drift(rows, paths.data_dir))
 
@@ -109,7 +109,7 @@ def repo_listing(
     Hub token (HF_TOKEN or the saved login) is sent unless `token` is given."""
     listing = list_repo(
         spec.repo,
-        endpoint=resolve_endpoint(endpoint, settings.hf_endpoint),
+        endpoint=resolve_endpoint(endpoint, settings.hub.hf_endpoint),
         cache_dir=paths.cache_dir,
         revision=spec.revision,
         token=token if token is not None else hub_token(),
@@ -140,8 +140,8 @@ def hub_choices(
         all_local(paths.models_dir),
         available_memory(),
         fit_context(settings, context),
-        settings.acknowledged,
-        settings.kv_cache_type,
+        settings.tui.acknowledged,
+        settings.engine.kv_cache_type,
     )
     return HubChoices(listing, rows, measured_drift(rows, paths.data_dir), notes)
 
@@ -266,7 +266,7 @@ def pull_into_cache(
         token=token if token is not None else hub_token(),
         progress=progress,
         cancel=cancel,
-        limits=download_limits(settings),
+        limits=download_limits(settings.hub),
     )
 
 

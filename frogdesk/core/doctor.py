@@ -166,7 +166,7 @@ def repository_envs(settings: config.Settings, cwd: Path | None = None) -> dict[
         root = find_repo_root(cwd or Path.cwd())
     except Exception:
         return {}
-    names = env_folder_names(root, settings.visible_ignored, os.environ)
+    names = env_folder_names(root, settings.sandbox.visible_ignored, os.environ)
     found = [
         f"{name} (virtualenv)" if is_venv(root / name) else name
         for name in names
@@ -274,7 +274,7 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
             f"a {hint} GPU is present but this llama.cpp build cannot offload to it; "
             f"run {llama['enable_gpu']}"
         )
-    sandbox = sandbox_status(settings.sandbox)
+    sandbox = sandbox_status(settings.sandbox.level)
     if sandbox["level"] == "unavailable":
         problems.append(sandbox["reason"])
     if sandbox["level"] == "none":
@@ -285,7 +285,7 @@ def collect(config_file: os.PathLike[str] | str, *, hub_timeout: float = 3.0) ->
     toolchain = toolchain_status(sandbox["level"], settings)
     problems += toolchain.get("refused", [])
     ram = system.memory()
-    endpoint = settings.hf_endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_HUB
+    endpoint = settings.hub.hf_endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_HUB
     return DoctorReport(
         frogdesk=__version__,
         python=sys.version.split()[0],

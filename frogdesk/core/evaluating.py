@@ -55,7 +55,7 @@ def gguf_quant(path: Path) -> str:
 
 def run_settings(settings: Settings, backend: str, attempts: int) -> dict[str, Any]:
     """The settings recorded with a run (and hashed into its store folder)."""
-    out: dict[str, Any] = {k: getattr(settings, k) for k in RESULT_SETTINGS}
+    out: dict[str, Any] = {k: settings.get(k) for k in RESULT_SETTINGS}
     out.update(backend=backend, attempts=attempts)
     return out
 

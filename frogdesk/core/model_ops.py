@@ -25,7 +25,7 @@ from frogdesk.sizes import human_bytes
 
 def fit_context(settings: Settings, explicit: int | None = None) -> int:
     """The context size a fit is judged at: given, configured, or the largest budget."""
-    return explicit or settings.context_size or settings.max_context_tokens
+    return explicit or settings.engine.context_size or settings.loop.max_context_tokens
 
 
 def drift_result(row: CatalogRow, data_dir: Path) -> dict[str, Any] | None:

@@ -46,8 +46,8 @@ def disk_rows(settings: Settings, paths: AppPaths, context: int) -> list[Catalog
         all_local(paths.models_dir),
         available_memory(),
         context,
-        settings.acknowledged,
-        settings.kv_cache_type,
+        settings.tui.acknowledged,
+        settings.engine.kv_cache_type,
     )
 
 
@@ -67,7 +67,9 @@ def remember_license_notice(
     """When `warnings` hold the license notice, record it as seen for `model` (in the config
     file and `settings`), so it is shown once per model."""
     if model and any(w.id == LICENSE_AMBIGUOUS for w in warnings):
-        settings.acknowledged = acknowledge(config_file, settings.acknowledged, license_key(model))
+        settings.tui.acknowledged = acknowledge(
+            config_file, settings.tui.acknowledged, license_key(model)
+        )
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,7 @@ def plan_spec_pull(
     cache = hf_cache_dir()
     chosen = plan_pull(spec, listing, cache)
     facts = ModelFacts(chosen.group.name, spec.repo)
-    warnings = warnings_for(facts, settings.acknowledged)
+    warnings = warnings_for(facts, settings.tui.acknowledged)
     return PlannedPull(spec, listing, chosen, cache, warnings, notes)
 
 
@@ -169,10 +171,10 @@ def inspect_model(spec_text: str, settings: Settings, context: int | None = None
     memory = available_memory()
     wanted = fit_context(settings, context)
     at = min(wanted, info.context_length or wanted)
-    drafting = settings.speculative
-    flash = settings.flash_attn_choice
-    chosen = plan(info, at, memory, settings.kv_cache_type, flash, drafting=drafting)
-    top = largest_context(info, memory, settings.kv_cache_type, flash, drafting=drafting)
+    drafting = settings.engine.speculative
+    flash = settings.engine.flash_attn_choice
+    chosen = plan(info, at, memory, settings.engine.kv_cache_type, flash, drafting=drafting)
+    top = largest_context(info, memory, settings.engine.kv_cache_type, flash, drafting=drafting)
     name = parse_filename(path.name)
     assert name is not None
     facts = ModelFacts.of(name, spec.repo, info)
@@ -183,7 +185,7 @@ def inspect_model(spec_text: str, settings: Settings, context: int | None = None
         plan=chosen,
         largest_context=top,
         memory=memory,
-        warnings=warnings_for(facts, settings.acknowledged),
+        warnings=warnings_for(facts, settings.tui.acknowledged),
         license_model=facts.license_model,
     )
 

@@ -32,7 +32,9 @@ def check_files(
     options = CheckOptions(
         tokens=tokens,
         cases=cases,
-        eval=EvalOptions(threads=settings.threads, gpu_layers=max(settings.gpu_layers, -1)),
+        eval=EvalOptions(
+            threads=settings.engine.threads, gpu_layers=max(settings.engine.gpu_layers, -1)
+        ),
     )
     chosen = reference if reference is not None else choose_reference(files)
     return check_quants(

@@ -10,7 +10,6 @@ config file, `FROGDESK_MODEL`, `--model`).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
 import tomllib
@@ -64,4 +63,4 @@ def with_repository_model(
         return settings
     if line:
         say_notice(line)
-    return settings if spec is None else dataclasses.replace(settings, model=spec)
+    return settings if spec is None else settings.replaced(model=spec)

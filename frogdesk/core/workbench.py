@@ -71,14 +71,14 @@ def session_spec(
     `backend` (the settings' by default) with `model` or the settings' model for it."""
     if backend is None and script is not None:
         return SessionSpec(task, repo, backend="script", script=str(script))
-    kind = backend or settings.backend
-    default = settings.openai_model if kind_of(kind).remote_endpoint else settings.model
+    kind = backend or settings.engine.backend
+    default = settings.engine.openai_model if kind_of(kind).remote_endpoint else settings.model
     return SessionSpec(
         task,
         repo,
         backend=kind,
         model=model or default,
-        endpoint=settings.openai_endpoint,
+        endpoint=settings.engine.openai_endpoint,
         script=str(script) if script is not None else "",
     )
 
@@ -213,21 +213,23 @@ class CoreWorkbench:
         """The loaded model, the script being replayed, or the endpoint (no request made)."""
         if self.backend is not None:
             return self.backend.info
-        if self.script is not None or kind_of(self.settings.backend).replays_script:
+        if self.script is not None or kind_of(self.settings.engine.backend).replays_script:
             name = self.script.name if self.script is not None else Path(self.settings.model).name
             return BackendInfo("script", name, device="script")
-        if kind_of(self.settings.backend).remote_endpoint:
+        if kind_of(self.settings.engine.backend).remote_endpoint:
             endpoint = self._endpoint()
             if endpoint is None:
                 return BackendInfo("openai", "no endpoint set", device="openai")
-            return BackendInfo("openai", self.settings.openai_model or "?", device=endpoint.host)
-        return BackendInfo(self.settings.backend, self.settings.model)
+            return BackendInfo(
+                "openai", self.settings.engine.openai_model or "?", device=endpoint.host
+            )
+        return BackendInfo(self.settings.engine.backend, self.settings.model)
 
     def _endpoint(self) -> OpenAIBackend | None:
         try:
             return OpenAIBackend(
-                self.settings.openai_endpoint,
-                model=self.settings.openai_model,
+                self.settings.engine.openai_endpoint,
+                model=self.settings.engine.openai_model,
                 retries=0,
                 connect_timeout=5.0,
                 read_timeout=10.0,
@@ -238,7 +240,7 @@ class CoreWorkbench:
     def server_model(self) -> str:
         """The model the openai endpoint reports ("" for other backends); blocks, so call it
         from a worker."""
-        if not kind_of(self.settings.backend).remote_endpoint or self.script is not None:
+        if not kind_of(self.settings.engine.backend).remote_endpoint or self.script is not None:
             return ""
         endpoint = self._endpoint()
         if endpoint is None:
@@ -251,7 +253,7 @@ class CoreWorkbench:
     def sandbox_level(self) -> str:
         """The isolation level sessions get (probed once, lazily)."""
         if not self._sandbox_level:
-            level, _ = detect(self.settings.sandbox)
+            level, _ = detect(self.settings.sandbox.level)
             self._sandbox_level = str(level)
         return self._sandbox_level
 
@@ -500,7 +502,7 @@ class CoreWorkbench:
             endpoint=spec.endpoint,
             scripts=scripts,
             check=check,
-            check_timeout=self.settings.check_timeout,
+            check_timeout=self.settings.loop.check_timeout,
         )
         return self.start_attempts(attempts, operator, cancel, on_event)
 

@@ -45,4 +45,4 @@ def make_backend(
     request = BackendRequest(
         settings, model_path=model_path, script=script, endpoint=endpoint, progress=progress
     )
-    return make(request, settings.backend)
+    return make(request, settings.engine.backend)

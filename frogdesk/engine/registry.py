@@ -56,14 +56,14 @@ def _make_script(request: BackendRequest) -> Backend:
 
 
 def _make_openai(request: BackendRequest) -> Backend:
-    url = request.endpoint or request.settings.openai_endpoint
+    url = request.endpoint or request.settings.engine.openai_endpoint
     if not url:
         raise BackendError(
             "the openai backend needs an endpoint: set openai_endpoint, "
             "e.g. http://localhost:8000/v1"
         )
     try:
-        return OpenAIBackend(url, model=request.settings.openai_model)
+        return OpenAIBackend(url, model=request.settings.engine.openai_model)
     except EndpointError as exc:
         raise BackendError(str(exc)) from None
 

@@ -14,7 +14,7 @@ from frogdesk.config import (
     DEFAULT_MAX_CONTEXT_TOKENS,
     DEFAULT_MAX_STEPS,
     DEFAULT_MAX_TOKENS_PER_TURN,
-    Settings,
+    LoopSettings,
 )
 from frogdesk.engine.chat import (
     Backend,
@@ -83,8 +83,8 @@ class LoopConfig:
     repeat_notice_after: int = REPEAT_NOTICE_AFTER
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> LoopConfig:
-        """The loop budgets and sampling the user's settings ask for."""
+    def from_settings(cls, settings: LoopSettings) -> LoopConfig:
+        """The loop budgets and sampling the user's `[loop]` settings ask for."""
         return cls(
             max_steps=settings.max_steps,
             max_context=settings.max_context_tokens,

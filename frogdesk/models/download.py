@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frogdesk.config import Settings
+from frogdesk.config import HubSettings
 from frogdesk.durable import publish
 from frogdesk.errors import DiskFullError
 from frogdesk.models.errors import (
@@ -59,8 +59,8 @@ class Expected:
     """For small non-LFS files, the git blob id."""
 
 
-def download_limits(settings: Settings) -> DownloadLimits:
-    """The download bounds the settings ask for."""
+def download_limits(settings: HubSettings) -> DownloadLimits:
+    """The download bounds the `[hub]` settings ask for."""
     return DownloadLimits(
         deadline=settings.download_deadline,
         min_rate=settings.download_min_rate,

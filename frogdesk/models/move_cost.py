@@ -54,6 +54,8 @@ def plan_switch(
         spec=spec,
         path=path,
         info=info,
-        cost=switch_cost(messages_tokens, info, prefill_tokens_per_second, settings.threads),
-        warnings=tuple(warnings_for(ModelFacts.of(name, parsed.repo, info), settings.acknowledged)),
+        cost=switch_cost(messages_tokens, info, prefill_tokens_per_second, settings.engine.threads),
+        warnings=tuple(
+            warnings_for(ModelFacts.of(name, parsed.repo, info), settings.tui.acknowledged)
+        ),
     )

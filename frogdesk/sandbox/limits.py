@@ -28,7 +28,7 @@ from frogdesk.sandbox.shells.protocol import ShellResult
 from frogdesk.sizes import memory_size
 
 if TYPE_CHECKING:
-    from frogdesk.config import Settings
+    from frogdesk.config import SandboxSettings
 
 WATCH_SECONDS = 0.01
 """How often the watcher looks; statvfs and one small cgroup file cost microseconds."""
@@ -281,12 +281,12 @@ def limit_notes(limits: CommandLimits) -> list[str]:
     return notes
 
 
-def command_limits(settings: Settings) -> CommandLimits:
-    """The limits the user's settings ask for."""
+def command_limits(settings: SandboxSettings) -> CommandLimits:
+    """The limits the user's `[sandbox]` settings ask for."""
     return CommandLimits(
         max_processes=settings.bash_max_processes,
         memory=settings.bash_max_memory,
         session_disk_cap=settings.session_disk_cap,
-        disk_reserve=settings.sandbox_disk_reserve,
-        tmpfs_size=settings.sandbox_tmpfs_size,
+        disk_reserve=settings.disk_reserve,
+        tmpfs_size=settings.tmpfs_size,
     )

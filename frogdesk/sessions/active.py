@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +41,7 @@ class ActiveSession:
         session's own and are recorded in its record, written when the run starts."""
         if not values:
             return
-        self.settings = dataclasses.replace(self.settings, **values)
+        self.settings = self.settings.replaced(**values)
         self.record.settings.update(values)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -44,10 +43,10 @@ def default_backend(
         return ScriptBackend(Path(record.model), skip=replies_done)
 
     # an unknown name (a hand-edited record) reaches the registry, whose maker says so
-    settings = dataclasses.replace(settings, backend=cast(BackendName, record.backend))
+    settings = settings.replaced(backend=cast(BackendName, record.backend))
     if kind.remote_endpoint:
-        endpoint = str(record.settings.get("openai_endpoint") or settings.openai_endpoint)
-        settings = dataclasses.replace(settings, openai_endpoint=endpoint)
+        endpoint = str(record.settings.get("openai_endpoint") or settings.engine.openai_endpoint)
+        settings = settings.replaced(openai_endpoint=endpoint)
         return make_backend(settings, endpoint=endpoint or None)
     return make_backend(
         settings, model_path=resolve_model_path(record.model, settings), progress=progress
@@ -117,9 +116,9 @@ def default_shell(
     choice = choose_shell(
         requested,
         worktree=worktree,
-        visible_ignored=settings.visible_ignored,
-        home_toolchains=settings.sandbox_home_folders,
-        max_timeout=settings.bash_max_timeout,
-        limits=command_limits(settings),
+        visible_ignored=settings.sandbox.visible_ignored,
+        home_toolchains=settings.sandbox.home_folders,
+        max_timeout=settings.sandbox.bash_max_timeout,
+        limits=command_limits(settings.sandbox),
     )
     return ShellPick(choice.shell, str(choice.level), choice.reason, tuple(choice.warnings))

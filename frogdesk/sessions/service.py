@@ -7,7 +7,6 @@ through this module, so the agent logic lives here once.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import threading
 from collections.abc import Callable
@@ -15,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from frogdesk.config import Settings
+from frogdesk.config import OPTIONS, Settings
 from frogdesk.durable import sweep_tree
 from frogdesk.engine.chat import Message
 from frogdesk.engine.kinds import kind_of
@@ -81,9 +80,8 @@ UNASKED_WARNING = (
 
 
 def _settings_from(record: SessionRecord, fallback: Settings) -> Settings:
-    known = {f.name for f in dataclasses.fields(Settings)}
-    values = {k: v for k, v in record.settings.items() if k in known}
-    return dataclasses.replace(fallback, **values)
+    values = {k: v for k, v in record.settings.items() if k in OPTIONS}
+    return fallback.replaced(**values)
 
 
 class SessionService:
@@ -132,7 +130,7 @@ class SessionService:
         find_repo_root(spec.repo)
         record, worktree, opening = self._create(spec, new_session_id())
         try:
-            shell = self.shell_factory(self.settings.sandbox, worktree, self.settings)
+            shell = self.shell_factory(self.settings.sandbox.level, worktree, self.settings)
             record.sandbox_level = shell.level
             backend = self.backend_factory(record, self.settings)
             try:
@@ -239,13 +237,13 @@ class SessionService:
         recorded = (record.git_dir, record.git_common_dir)
         if recorded != ("", "") and recorded != (str(worktree.git_dir), str(worktree.common_dir)):
             raise TamperedWorktree(worktree.path, "its git dirs differ from the session record")
-        shell = self.shell_factory(settings.sandbox, worktree, settings)
+        shell = self.shell_factory(settings.sandbox.level, worktree, settings)
         backend = self.backend_factory(record, settings, len(transcript.steps))
         tools = tool_schemas()
         said = load_state(
             backend, self.store.session_dir(record.id), self.paths.data_dir,
-            self.settings.saved_state_max_bytes, transcript.conversation(), tools,
-            enable_thinking=settings.enable_thinking,
+            self.settings.engine.saved_state_max_bytes, transcript.conversation(), tools,
+            enable_thinking=settings.loop.enable_thinking,
         )  # fmt: skip
         if said:
             operator.notice(Notice(said))
@@ -299,7 +297,7 @@ class SessionService:
             active.backend,
             self.store.session_dir(active.record.id),
             self.paths.data_dir,
-            self.settings.saved_state_max_bytes,
+            self.settings.engine.saved_state_max_bytes,
         )
         if said:
             operator.notice(Notice(said, "warning"))
@@ -308,7 +306,7 @@ class SessionService:
                 active.backend,
                 self.paths.openings_dir,
                 self.paths.data_dir,
-                self.settings.saved_state_max_bytes,
+                self.settings.engine.saved_state_max_bytes,
             )
         )
 
@@ -318,8 +316,8 @@ class SessionService:
         From this service's settings, not the session's record: approval is how the user
         works now (`run --approve`, the TUI's setting), and old records hold a boolean.
         """
-        mode = approval_mode(self.settings.bash_approval, active.shell.level)
-        return CommandGate(mode, tuple(self.settings.bash_allowlist), operator.approve)
+        mode = approval_mode(self.settings.sandbox.bash_approval, active.shell.level)
+        return CommandGate(mode, tuple(self.settings.sandbox.bash_allowlist), operator.approve)
 
     def _run(
         self,
@@ -337,7 +335,9 @@ class SessionService:
         self.store.update(record)
         messages = active.transcript.conversation()
         watch = UserChangeLog(
-            Path(record.repo), self.store.session_dir(record.id), active.settings.visible_ignored
+            Path(record.repo),
+            self.store.session_dir(record.id),
+            active.settings.sandbox.visible_ignored,
         )
         problem = watch.start()
         if problem and on_event is not None:
@@ -358,10 +358,10 @@ class SessionService:
                 active.backend,
                 self.paths.openings_dir,
                 self.paths.data_dir,
-                self.settings.saved_state_max_bytes,
+                self.settings.engine.saved_state_max_bytes,
                 messages,
                 active.tools,
-                enable_thinking=active.settings.enable_thinking,
+                enable_thinking=active.settings.loop.enable_thinking,
             )
         )
         try:
@@ -369,7 +369,7 @@ class SessionService:
                 active.backend,
                 active.tools,
                 runner,
-                LoopConfig.from_settings(active.settings),
+                LoopConfig.from_settings(active.settings.loop),
                 messages,
                 cancel=cancel,
                 on_event=on_event,
@@ -405,7 +405,7 @@ class SessionService:
                 backend=info.kind,
                 sandbox_level=active.shell.level,
                 base_commit=record.base_commit,
-                extra={"sampling_seed": active.settings.seed, "task": record.task},
+                extra={"sampling_seed": active.settings.loop.seed, "task": record.task},
             ),
         )
         return SessionOutcome(record, result, diff.patch, diff.files, trajectory)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from frogdesk.config import Settings
@@ -26,7 +25,7 @@ def new_record(spec: SessionSpec, worktree: Worktree, settings: Settings) -> Ses
     model = spec.script if kind.replays_script else spec.model or settings.model
     if kind.local_model and model.endswith(".gguf") and Path(model).expanduser().is_file():
         model = str(Path(model).expanduser().resolve())  # so a resume from elsewhere finds it
-    settings_data = dataclasses.asdict(settings)
+    settings_data = settings.options()
     if spec.endpoint:
         settings_data["openai_endpoint"] = spec.endpoint
     return SessionRecord(
@@ -45,7 +44,7 @@ def new_record(spec: SessionSpec, worktree: Worktree, settings: Settings) -> Ses
 
 def opening_messages(worktree: Path, settings: Settings, task: str) -> list[Message]:
     """The messages every session starts with: Leaf's system prompt, then the task."""
-    prompt = system_prompt(worktree, project_instructions=settings.project_instructions)
+    prompt = system_prompt(worktree, project_instructions=settings.loop.project_instructions)
     return [Message("system", prompt), Message("user", task)]
 
 

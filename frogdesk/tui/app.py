@@ -107,8 +107,8 @@ class FrogDeskApp(App[None]):
         self.frog_themes = frog_themes()
         for frog in self.frog_themes.values():
             self.register_theme(frog.theme)
-        self.theme = settings.theme if settings.theme in self.frog_themes else DEFAULT_THEME
-        keymap, errors = keymap_from_settings(settings.keys, all_binding_ids())
+        self.theme = settings.tui.theme if settings.tui.theme in self.frog_themes else DEFAULT_THEME
+        keymap, errors = keymap_from_settings(settings.tui.keys, all_binding_ids())
         self.keymap_errors = [str(error) for error in errors]
         self.set_keymap(keymap)
         self.help_keys = help_keys(keymap)
@@ -240,9 +240,9 @@ class FrogDeskApp(App[None]):
 
     def _save_theme(self, theme: object) -> None:
         name = getattr(theme, "name", "")
-        if name not in self.frog_themes or name == self.settings.theme:
+        if name not in self.frog_themes or name == self.settings.tui.theme:
             return
-        self.settings.theme = name
+        self.settings.tui.theme = name
         if self.config_path is not None:
             try:
                 config.save_option(self.config_path, "theme", name)

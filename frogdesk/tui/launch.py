@@ -36,7 +36,7 @@ def build_app(
     model_given: bool = False,
 ) -> FrogDeskApp:
     """The app for a repository: replaying a script, loading a local model, or picking one."""
-    if script is not None or not kind_of(settings.backend).local_model:
+    if script is not None or not kind_of(settings.engine.backend).local_model:
         workbench = CoreWorkbench(repo, settings, script=script)
         return asking_git_init(
             FrogDeskApp(workbench, settings, config_path=config_path, repo=repo), repo

@@ -36,7 +36,7 @@ def test_attempts_share_the_loaded_model_and_leave_it_loaded(
     tmp_path: Path, smollm2_gguf: Path, sandboxed_bash: str
 ) -> None:
     repo = make_repo(tmp_path)
-    settings = Settings(
+    settings = Settings.of(
         model=str(smollm2_gguf), threads=2, context_size=2048, max_steps=1,
         max_tokens_per_turn=8, temperature=0.6, seed=5, speculative=False,
     )  # fmt: skip

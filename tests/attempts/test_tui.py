@@ -22,7 +22,7 @@ pytestmark = pytest.mark.anyio
 
 
 def make_app(repo: Path, scripts: list[Path], tmp_path: Path, attempts: int = 1) -> FrogDeskApp:
-    settings = Settings(backend="script", attempts=attempts)
+    settings = Settings.of(backend="script", attempts=attempts)
     bench = CoreWorkbench(repo, settings, script=scripts[0], attempt_scripts=scripts)
     return FrogDeskApp(bench, settings, config_path=tmp_path / "c.toml")
 

@@ -63,7 +63,7 @@ def test_the_operator_is_told_when_nothing_will_ask(tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.jsonl", ["Done.\n</think>\n\nok"])
     told = Recording(True)
     for approval in ("never", "always"):  # the second is the control: nothing to warn about
-        settings = Settings(backend="script", sandbox="none", bash_approval=approval)
+        settings = Settings.of(backend="script", sandbox="none", bash_approval=approval)
         bench = CoreWorkbench(repo, settings, script=script)
         _observations(bench.start(bench._spec("t"), told))
     assert [n.text for n in told.told] == [UNASKED_WARNING]
@@ -76,7 +76,7 @@ def test_each_session_asks_its_own_operator(tmp_path: Path, bwrap: None) -> None
         tmp_path / "s.jsonl",
         ["Run.\n</think>\n\n" + call("Bash", command="touch marker"), "Done.\n</think>\n\nok"],
     )
-    settings = Settings(backend="script", sandbox="bwrap", bash_approval="always")
+    settings = Settings.of(backend="script", sandbox="bwrap", bash_approval="always")
     bench = CoreWorkbench(repo, settings, script=script)
     refuses, allows = Recording(False), Recording(True)
     first = bench.start(bench._spec("first"), refuses)
@@ -97,7 +97,7 @@ def test_attempts_ask_the_operator_before_their_check(tmp_path: Path, bwrap: Non
     repo = make_repo(tmp_path)
     before = fingerprint(repo)
     script = write_script(tmp_path / "s.jsonl", ["Done.\n</think>\n\nok"])
-    settings = Settings(backend="script", sandbox="bwrap", bash_approval="always")
+    settings = Settings.of(backend="script", sandbox="bwrap", bash_approval="always")
     bench = CoreWorkbench(repo, settings, script=script)
     check = "touch checked-marker"
     for operator in (Recording(False), Recording(True)):  # the second is the positive control

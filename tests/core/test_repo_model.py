@@ -24,13 +24,13 @@ def test_only_the_model_is_taken_from_the_repositorys_file(tmp_path: Path) -> No
     assert "bash_approval, sandbox ignored" in line
     settings = with_repository_model(Settings(), repo, tmp_path / "absent.toml")
     assert settings.model == "team/Model-GGUF:Q4_K_M"
-    assert (settings.sandbox, settings.bash_approval) == ("auto", "auto")
+    assert (settings.sandbox.level, settings.sandbox.bash_approval) == ("auto", "auto")
 
 
 def test_the_users_own_choice_wins(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     (repo / REPO_CONFIG).write_text('model = "team/Model-GGUF:Q4_K_M"\n')
-    mine = Settings(model="/models/mine.gguf")
+    mine = Settings.of(model="/models/mine.gguf")
     assert with_repository_model(mine, repo, tmp_path / "absent.toml") == mine
     config = tmp_path / "config.toml"
     config.write_text('model = "bartowski/FrogNano-4B-2609-GGUF:Q4_K_M"\n')  # the default, pinned

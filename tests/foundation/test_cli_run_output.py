@@ -140,6 +140,11 @@ def test_the_tui_opens_on_the_endpoint_it_is_given(
     )
     repo = make_repo(tmp_path)
     assert main(["--repo", str(repo), "--endpoint", "http://127.0.0.1:9/v1"]) == 0
-    assert opened[0].backend == "openai" and opened[0].openai_endpoint == "http://127.0.0.1:9/v1"
+    assert (
+        opened[0].engine.backend == "openai"
+        and opened[0].engine.openai_endpoint == "http://127.0.0.1:9/v1"
+    )
     assert main(["--repo", str(repo), "--backend", "openai", "--endpoint", "http://h:2/v1"]) == 0
-    assert opened[1].backend == "openai" and opened[1].openai_endpoint == "http://h:2/v1"
+    assert (
+        opened[1].engine.backend == "openai" and opened[1].engine.openai_endpoint == "http://h:2/v1"
+    )

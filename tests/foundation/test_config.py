@@ -14,18 +14,22 @@ from frogdesk.logfile import listen_for_notices, route_library_logs
 def test_defaults_are_the_vendor_budgets() -> None:
     settings = config.Settings()
     assert settings.model == "bartowski/FrogNano-4B-2609-GGUF:Q4_K_M"
-    assert (settings.max_steps, settings.max_context_tokens, settings.max_tokens_per_turn) == (
+    assert (
+        settings.loop.max_steps,
+        settings.loop.max_context_tokens,
+        settings.loop.max_tokens_per_turn,
+    ) == (
         150,
         131072,
         8192,
     )
-    assert settings.temperature == 0.6
-    assert settings.sandbox == "auto"
+    assert settings.loop.temperature == 0.6
+    assert settings.sandbox.level == "auto"
 
 
 def test_every_option_is_documented() -> None:
     docs = config.option_docs()
-    fields = set(config.Settings.__dataclass_fields__)
+    fields = set(config.OPTIONS)
     assert set(docs) == fields
     assert all(doc.strip() for doc in docs.values())
 
@@ -35,11 +39,11 @@ def test_precedence_file_then_env_then_flags(tmp_path: Path) -> None:
     path.write_text('max_steps = 40\ntemperature = 1\ntheme = "frogdesk-light"\n')
     env = {"FROGDESK_MAX_STEPS": "60", "FROGDESK_FLASH_ATTN": "yes", "FROGDESK_HOME": "/x"}
     settings = config.load(path, environ=env, overrides={"theme": "frogdesk-dark", "seed": None})
-    assert settings.max_steps == 60
-    assert settings.temperature == 1.0 and isinstance(settings.temperature, float)
-    assert settings.flash_attn == "on" and settings.flash_attn_choice is True
-    assert settings.theme == "frogdesk-dark"
-    assert settings.seed == -1
+    assert settings.loop.max_steps == 60
+    assert settings.loop.temperature == 1.0 and isinstance(settings.loop.temperature, float)
+    assert settings.engine.flash_attn == "on" and settings.engine.flash_attn_choice is True
+    assert settings.tui.theme == "frogdesk-dark"
+    assert settings.loop.seed == -1
 
 
 def test_missing_file_gives_defaults(tmp_path: Path) -> None:
@@ -90,7 +94,7 @@ def test_save_option_keeps_comments(tmp_path: Path) -> None:
     config.save_option(path, "theme", "frogdesk-light")
     text = path.read_text()
     assert "# my settings" in text and "# enough for me" in text
-    assert config.load(path, environ={}).theme == "frogdesk-light"
+    assert config.load(path, environ={}).tui.theme == "frogdesk-light"
     with pytest.raises(config.ConfigError):
         config.save_option(path, "nonsense", 1)
     assert "nonsense" not in path.read_text()
@@ -115,8 +119,8 @@ def test_flash_attention_is_auto_on_or_off_and_reads_old_booleans(
     path.write_text(text)
     environ = {} if env is None else {"FROGDESK_FLASH_ATTN": env}
     settings = config.load(path, environ=environ)
-    assert settings.flash_attn == word
-    assert settings.flash_attn_choice is choice
+    assert settings.engine.flash_attn == word
+    assert settings.engine.flash_attn_choice is choice
 
 
 def test_a_sectioned_file_reads_each_option_from_its_section(tmp_path: Path) -> None:
@@ -130,10 +134,14 @@ def test_a_sectioned_file_reads_each_option_from_its_section(tmp_path: Path) -> 
         '[hub]\nhf_endpoint = "http://127.0.0.1:1"\n'
     )
     settings = config.load(path, environ={})
-    assert (settings.model, settings.threads, settings.sandbox) == ("a.gguf", 4, "bwrap")
-    assert settings.sandbox_disk_reserve == 0 and settings.keys == {"review": "ctrl+r"}
-    assert (settings.theme, settings.max_steps) == ("frogdesk-light", 20)
-    assert settings.hf_endpoint == "http://127.0.0.1:1"
+    assert (settings.model, settings.engine.threads, settings.sandbox.level) == (
+        "a.gguf",
+        4,
+        "bwrap",
+    )
+    assert settings.sandbox.disk_reserve == 0 and settings.tui.keys == {"review": "ctrl+r"}
+    assert (settings.tui.theme, settings.loop.max_steps) == ("frogdesk-light", 20)
+    assert settings.hub.hf_endpoint == "http://127.0.0.1:1"
 
 
 def test_every_option_has_one_place_and_every_section_is_used() -> None:
@@ -153,14 +161,18 @@ def test_old_flat_keys_still_read_with_one_notice(tmp_path: Path) -> None:
         path.write_text('threads = 3\nsandbox = "none"\n[engine]\ncontext_size = 4096\n')
         first = config.load(path, environ={})
         again = config.load(path, environ={})
-        assert (first.threads, first.sandbox, first.context_size) == (3, "none", 4096)
+        assert (first.engine.threads, first.sandbox.level, first.engine.context_size) == (
+            3,
+            "none",
+            4096,
+        )
         assert again == first
         [notice] = heard
         assert "threads -> [engine] threads" in notice and "sandbox -> [sandbox] level" in notice
         # The control: a file in sections says nothing.
         fresh = tmp_path / "fresh.toml"
         fresh.write_text("[engine]\nthreads = 3\n")
-        assert config.load(fresh, environ={}).threads == 3
+        assert config.load(fresh, environ={}).engine.threads == 3
         assert heard == [notice]
     finally:
         stop()
@@ -194,7 +206,12 @@ def test_saving_writes_the_section_and_moves_an_old_flat_key(tmp_path: Path) -> 
     assert "# my settings" in text
     assert "\ntheme" not in text.split("[tui]")[0]  # the flat spelling is gone
     settings = config.load(path, environ={})
-    assert (settings.theme, settings.sandbox, settings.model, settings.threads) == (
+    assert (
+        settings.tui.theme,
+        settings.sandbox.level,
+        settings.model,
+        settings.engine.threads,
+    ) == (
         "frogdesk-light",
         "landlock",
         "n.gguf",

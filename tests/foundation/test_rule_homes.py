@@ -197,9 +197,9 @@ def test_the_budget_numbers_are_written_once() -> None:
         if (str(rel), text) not in OTHER_MEANINGS
     )
     assert found == [
-        ("config.py", "DEFAULT_MAX_CONTEXT_TOKENS = 131072"),
-        ("config.py", "DEFAULT_MAX_STEPS = 150"),
-        ("config.py", "DEFAULT_MAX_TOKENS_PER_TURN = 8192"),
+        ("config/loop.py", "DEFAULT_MAX_CONTEXT_TOKENS = 131072"),
+        ("config/loop.py", "DEFAULT_MAX_STEPS = 150"),
+        ("config/loop.py", "DEFAULT_MAX_TOKENS_PER_TURN = 8192"),
     ]
 
 
@@ -213,8 +213,8 @@ def test_the_budget_check_sees_a_second_copy() -> None:
 
 def test_every_budget_default_is_the_one_definition() -> None:
     settings, loop, generation = Settings(), LoopConfig(), GenerationSettings()
-    assert settings.max_steps == loop.max_steps == DEFAULT_MAX_STEPS == 150
-    assert settings.max_context_tokens == loop.max_context == generation.max_context
+    assert settings.loop.max_steps == loop.max_steps == DEFAULT_MAX_STEPS == 150
+    assert settings.loop.max_context_tokens == loop.max_context == generation.max_context
     assert generation.max_context == DEFAULT_MAX_CONTEXT_TOKENS == 131072
-    assert settings.max_tokens_per_turn == loop.max_tokens_per_turn == generation.max_tokens
+    assert settings.loop.max_tokens_per_turn == loop.max_tokens_per_turn == generation.max_tokens
     assert generation.max_tokens == DEFAULT_MAX_TOKENS_PER_TURN == 8192

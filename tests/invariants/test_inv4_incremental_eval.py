@@ -110,8 +110,8 @@ def test_a_session_on_tiny_qwen35_evaluates_each_token_once_and_matches_a_fresh_
     def factory(record: SessionRecord, settings: Settings, replies_done: int = 0) -> Any:
         return CallingBackend(inner)
 
-    settings = dataclasses.replace(
-        Settings(), max_steps=4, max_tokens_per_turn=256, max_context_tokens=8192,
+    settings = Settings.of(
+        max_steps=4, max_tokens_per_turn=256, max_context_tokens=8192,
         temperature=1.0, seed=5,
     )  # fmt: skip
     service = SessionService(AppPaths.default(), settings, backend_factory=factory)

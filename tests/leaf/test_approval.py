@@ -154,14 +154,14 @@ def test_a_refused_bash_call_is_leafs_error_observation_and_runs_nothing(tmp_pat
 
 def test_the_setting_reads_old_booleans_and_refuses_other_words(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
-    assert Settings().bash_approval == "auto"
-    assert list(Settings().bash_allowlist) == list(DEFAULT_BASH_ALLOWLIST)
+    assert Settings().sandbox.bash_approval == "auto"
+    assert list(Settings().sandbox.bash_allowlist) == list(DEFAULT_BASH_ALLOWLIST)
     path.write_text("bash_approval = true\n", encoding="utf-8")
-    assert load(path, {}).bash_approval == "always"
+    assert load(path, {}).sandbox.bash_approval == "always"
     path.write_text("bash_approval = false\n", encoding="utf-8")
-    assert load(path, {}).bash_approval == "auto"
-    assert load(path, {"FROGDESK_BASH_APPROVAL": "yes"}).bash_approval == "always"
-    assert load(path, {"FROGDESK_BASH_APPROVAL": "untrusted"}).bash_approval == "untrusted"
+    assert load(path, {}).sandbox.bash_approval == "auto"
+    assert load(path, {"FROGDESK_BASH_APPROVAL": "yes"}).sandbox.bash_approval == "always"
+    assert load(path, {"FROGDESK_BASH_APPROVAL": "untrusted"}).sandbox.bash_approval == "untrusted"
     path.write_text('bash_approval = "sometimes"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="bash_approval"):
         load(path, {})

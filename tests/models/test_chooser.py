@@ -18,12 +18,12 @@ def test_the_session_repo_comes_from_its_spec_its_cache_folder_or_the_settings(
     hub: RunningHub, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     paths = AppPaths.default()
-    other = Settings(model="someone/Other-GGUF:Q4_K_M")
+    other = Settings.of(model="someone/Other-GGUF:Q4_K_M")
     assert session_repo(f"{REPO}:Q8_0", other, paths) == REPO
     assert cli.main(["models", "pull", f"{REPO}:Q4_K_M", "--endpoint", hub.endpoint]) == 0
     pulled = Path(capsys.readouterr().out.strip())
     assert session_repo(str(pulled), other, paths) == REPO
     loose = tmp_path / "loose-Q4_0.gguf"
     assert session_repo(str(loose), other, paths) == "someone/Other-GGUF"
-    assert session_repo(str(loose), Settings(model=str(loose)), paths) == ""
+    assert session_repo(str(loose), Settings.of(model=str(loose)), paths) == ""
     assert session_repo("", other, paths) == "someone/Other-GGUF"

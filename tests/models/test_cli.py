@@ -48,7 +48,7 @@ def test_pull_info_list_rm(hub: RunningHub, capsys: pytest.CaptureFixture[str]) 
     assert path.read_bytes() == hub.state.repos[REPO].files[f"{PREFIX}-Q4_K_M.gguf"]
     assert "ETA" in err and "[license-ambiguous]" in err and "[unvalidated-quant]" in err
     settings = config.load(AppPaths.default().config_file, environ={})
-    assert any(a.startswith("license-ambiguous:") for a in settings.acknowledged)
+    assert any(a.startswith("license-ambiguous:") for a in settings.tui.acknowledged)
 
     code, _, err = _run(capsys, "models", "pull", spec, "--endpoint", hub.endpoint)
     assert code == 0 and "license-ambiguous" not in err  # shown once per model

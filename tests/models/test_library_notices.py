@@ -101,7 +101,7 @@ def test_llama_cpp_warning_about_the_pre_tokenizer_is_said(
     from frogdesk.config import Settings
     from frogdesk.core.model_ops import load_backend
 
-    settings = Settings(context_size=512)
+    settings = Settings.of(context_size=512)
     load_backend(settings, qwen35_gguf).close()
     assert heard == []  # control: the same model with its pre-tokenizer named loads quietly
 
@@ -149,9 +149,9 @@ def test_a_context_cut_to_the_training_context_is_said(heard: list[str], qwen35_
     from frogdesk.models.gguf_info import inspect_gguf
 
     trained = inspect_gguf(qwen35_gguf).context_length
-    load_backend(Settings(context_size=trained // 2), qwen35_gguf).close()
+    load_backend(Settings.of(context_size=trained // 2), qwen35_gguf).close()
     assert heard == []  # control: a context the model holds is used as asked
-    backend = load_backend(Settings(context_size=trained * 2), qwen35_gguf)
+    backend = load_backend(Settings.of(context_size=trained * 2), qwen35_gguf)
     assert backend.info.context_size == trained
     backend.close()
     assert heard == [
@@ -171,9 +171,9 @@ def test_gpu_layers_asked_of_a_build_without_offload_is_said(
 
     if llama_cpp.llama_supports_gpu_offload():
         pytest.skip("this llama.cpp build offloads to a GPU")
-    load_backend(Settings(context_size=512, gpu_layers=0), qwen35_gguf).close()
+    load_backend(Settings.of(context_size=512, gpu_layers=0), qwen35_gguf).close()
     assert heard == []  # control: the CPU asked for, the CPU given
-    backend = load_backend(Settings(context_size=512, gpu_layers=4), qwen35_gguf)
+    backend = load_backend(Settings.of(context_size=512, gpu_layers=4), qwen35_gguf)
     assert backend.info.device == "CPU"
     backend.close()
     assert heard == [

@@ -59,15 +59,17 @@ def test_vision_projector_is_refused_and_nothing_else_is_said() -> None:
 def test_license_notice_once_per_model_remembered_in_settings() -> None:
     paths = AppPaths.default()
     settings = config.load(paths.config_file, environ={})
-    assert LICENSE_AMBIGUOUS in _ids("m-Q4_K_M.gguf", acknowledged=settings.acknowledged)
-    updated = acknowledge(paths.config_file, settings.acknowledged, license_key("o/FrogNano-GGUF"))
+    assert LICENSE_AMBIGUOUS in _ids("m-Q4_K_M.gguf", acknowledged=settings.tui.acknowledged)
+    updated = acknowledge(
+        paths.config_file, settings.tui.acknowledged, license_key("o/FrogNano-GGUF")
+    )
     reloaded = config.load(paths.config_file, environ={})
-    assert reloaded.acknowledged == updated
-    assert LICENSE_AMBIGUOUS not in _ids("m-Q4_K_M.gguf", acknowledged=reloaded.acknowledged)
+    assert reloaded.tui.acknowledged == updated
+    assert LICENSE_AMBIGUOUS not in _ids("m-Q4_K_M.gguf", acknowledged=reloaded.tui.acknowledged)
     # another model still gets it
     parsed = parse_filename("m-Q4_K_M.gguf")
     assert parsed is not None
-    other = model_warnings(parsed, True, reloaded.acknowledged, "someone/FrogNano-other")
+    other = model_warnings(parsed, True, reloaded.tui.acknowledged, "someone/FrogNano-other")
     assert LICENSE_AMBIGUOUS in [w.id for w in other]
 
 

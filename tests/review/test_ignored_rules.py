@@ -173,7 +173,7 @@ def test_the_cli_names_ignored_files_and_never_applies_them(tmp_path: Path) -> N
         + call("Edit", file_path="calc.py", old_string="return a - b", new_string="return a + b"),
         "Done.\n</think>\n\nFixed.",
     ]
-    service = SessionService(AppPaths.default(), Settings(backend="script"))
+    service = SessionService(AppPaths.default(), Settings.of(backend="script"))
     script = write_script(tmp_path / "s.jsonl", replies)
     active = service.start(SessionSpec("fix", repo, backend="script", script=str(script)))
     service.run(active)

@@ -24,6 +24,6 @@ def test_a_killed_writes_temp_is_swept_at_start_and_a_live_one_is_kept(isolated_
     # The control: a temp of a writer that is alive (this process), being written now.
     live = writes / f".calc.py.{os.getpid()}-0badf00d.tmp"
     live.write_text("in progress")
-    SessionService(paths, Settings(backend="script"))
+    SessionService(paths, Settings.of(backend="script"))
     assert not killed.exists()
     assert live.read_text() == "in progress"

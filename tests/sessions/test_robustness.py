@@ -180,7 +180,7 @@ def test_a_start_that_fails_after_the_worktree_removes_it_even_on_a_full_disk(
         fill(small_disk)  # the failure handler's own writes now fail too
         raise RuntimeError("backend exploded")
 
-    service = SessionService(paths, Settings(sandbox="none"), backend_factory=failing_backend)
+    service = SessionService(paths, Settings.of(sandbox="none"), backend_factory=failing_backend)
     with pytest.raises(RuntimeError, match="backend exploded"):
         service.start(SessionSpec("task", repo, backend="script", script="x.jsonl"))
     leftover = [p for p in paths.worktrees_dir.iterdir() if p.is_dir()]

@@ -22,7 +22,7 @@ FIX_AND_NOTE = [
 def finished_session(tmp_path: Path) -> tuple[SessionService, SessionRecord]:
     """The service and record of a session that ran FIX_AND_NOTE to its final answer."""
     repo = make_repo(tmp_path)
-    service = SessionService(AppPaths.default(), Settings(backend="script"))
+    service = SessionService(AppPaths.default(), Settings.of(backend="script"))
     script = write_script(tmp_path / "s.jsonl", FIX_AND_NOTE)
     active = service.start(SessionSpec("fix add", repo, backend="script", script=str(script)))
     service.run(active)

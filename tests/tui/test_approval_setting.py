@@ -36,7 +36,7 @@ def bwrap() -> None:
 
 
 def _app(tmp_path: Path, repo: Path, approval: str) -> FrogDeskApp:
-    settings = Settings(backend="script", sandbox="bwrap", bash_approval=approval)
+    settings = Settings.of(backend="script", sandbox="bwrap", bash_approval=approval)
     script = write_script(tmp_path / f"s-{approval}.jsonl", REPLIES)
     return FrogDeskApp(CoreWorkbench(repo, settings, script=script), settings)
 

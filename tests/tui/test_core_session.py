@@ -28,7 +28,7 @@ def sandbox_level() -> str:
 
 
 def make_app(repo: Path, script: Path, tmp_path: Path) -> tuple[FrogDeskApp, CoreWorkbench]:
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     workbench = CoreWorkbench(repo, settings, script=script)
     return FrogDeskApp(workbench, settings, config_path=tmp_path / "config.toml"), workbench
 

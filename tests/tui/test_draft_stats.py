@@ -93,7 +93,7 @@ async def test_an_opened_session_shows_its_stored_drafts(
     assert record.drafts == {}  # the script backend drafts nothing
     record.drafts = {"ngram": {"drafted": 40, "accepted": 31}, "mtp": {"drafted": 8, "accepted": 2}}
     store.update(record)
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     app = FrogDeskApp(CoreWorkbench(repo, settings, script=script), settings)
     async with app.run_test(size=(160, 40)) as pilot:
         first = app.screen

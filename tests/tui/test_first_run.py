@@ -31,7 +31,7 @@ def setup_app(settings: Settings, repo: Path, tmp_path: Path) -> FrogDeskApp:
 
 async def test_pick_download_load_then_session(hub: RunningHub, tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    settings = Settings(
+    settings = Settings.of(
         model=f"{REPO}:Q4_K_M", hf_endpoint=hub.endpoint, context_size=2048, sandbox="none"
     )
     app = setup_app(settings, repo, tmp_path)
@@ -65,7 +65,7 @@ async def test_offline_without_a_model_offers_a_local_file(
     tmp_path: Path, smollm2_gguf: Path
 ) -> None:
     repo = make_repo(tmp_path)
-    settings = Settings(context_size=2048)
+    settings = Settings.of(context_size=2048)
     app = setup_app(settings, repo, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         picker = app.screen

@@ -32,7 +32,7 @@ def _plain_folder(tmp_path: Path) -> Path:
 async def test_yes_makes_the_repository_then_the_session_opens(tmp_path: Path) -> None:
     folder = _plain_folder(tmp_path)
     script = write_script(tmp_path / "s.jsonl", ["Done.\n</think>\n\nNothing to change."])
-    app = launch.build_app(folder, Settings(sandbox="none"), tmp_path / "c.toml", script=script)
+    app = launch.build_app(folder, Settings.of(sandbox="none"), tmp_path / "c.toml", script=script)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, GitInitScreen), "the question")
         assert INIT_QUESTION in str(app.screen.query_one(".dialog-title").render())
@@ -51,7 +51,7 @@ async def test_no_leaves_before_any_model_is_loaded(
     model.write_bytes(b"GGUF" + bytes(64))  # looks loadable: the picker would load it at once
     loads: list[Any] = []
     monkeypatch.setattr(setup, "load_backend", lambda *a, **k: loads.append(a))
-    app = launch.build_app(folder, Settings(model=str(model), sandbox="none"), None)
+    app = launch.build_app(folder, Settings.of(model=str(model), sandbox="none"), None)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, GitInitScreen), "the question")
         await pilot.pause(0.2)
@@ -78,7 +78,7 @@ async def test_a_repository_opens_the_picker_without_asking(
         raise RuntimeError("not a real model")
 
     monkeypatch.setattr(setup, "load_backend", load)
-    app = launch.build_app(folder, Settings(model=str(model), sandbox="none"), None)
+    app = launch.build_app(folder, Settings.of(model=str(model), sandbox="none"), None)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, setup.ModelSetupScreen), "picker")
         await wait_for(pilot, lambda: len(loads) == 1, "the load")  # positive control
@@ -97,6 +97,6 @@ def test_a_model_that_cannot_exist_is_refused_before_the_app_opens(
 ) -> None:
     repo = _plain_folder(tmp_path)
     with pytest.raises(ModelError) as info:
-        launch.build_app(repo, Settings(model=model.format(tmp=tmp_path)), None)
+        launch.build_app(repo, Settings.of(model=model.format(tmp=tmp_path)), None)
     assert says.format(tmp=tmp_path) in str(info.value)
     assert "huggingface" not in str(info.value)

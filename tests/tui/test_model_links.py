@@ -22,7 +22,7 @@ URL = "https://evil.example/steal?t=1"
 async def test_a_clicked_link_in_the_answer_is_not_opened(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     script = write_script(tmp_path / "s.jsonl", [f"Done.\n</think>\n\nSee [the docs]({URL})."])
-    settings = Settings(backend="script", sandbox="none")
+    settings = Settings.of(backend="script", sandbox="none")
     app = FrogDeskApp(CoreWorkbench(repo, settings, script=script), settings)
     opened: list[str] = []
     app.open_url = lambda url, *, new_tab=True: opened.append(url)  # type: ignore[method-assign]

@@ -78,7 +78,7 @@ def test_rows_cut_the_task_then_the_status_then_the_id() -> None:
 
 def _review_app(tmp_path: Path) -> FrogDeskApp:
     repo = make_repo(tmp_path)
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     service = SessionService(AppPaths.default(), settings)
     edit = call("Edit", file_path="calc.py", old_string="return a - b", new_string="return a + b")
     script = write_script(tmp_path / "s.jsonl", ["Fix.\n</think>\n\n" + edit, "Fixed."])

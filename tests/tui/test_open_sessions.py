@@ -76,7 +76,7 @@ async def test_finished_session_opens_is_reviewed_and_continues(tmp_path: Path) 
     repo, script, session_id = headless_session(tmp_path)
     store = SessionStore(AppPaths.default().sessions_dir)
     before = store.read_transcript(session_id)
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     app = FrogDeskApp(CoreWorkbench(repo, settings, script=script), settings)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_from_list(app, pilot, session_id)
@@ -118,7 +118,7 @@ async def test_finished_session_opens_is_reviewed_and_continues(tmp_path: Path) 
 
 async def test_an_empty_prompt_on_a_finished_session_asks_for_a_message(tmp_path: Path) -> None:
     repo, script, session_id = headless_session(tmp_path)
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     app = FrogDeskApp(CoreWorkbench(repo, settings, script=script), settings)
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await open_from_list(app, pilot, session_id)
@@ -143,7 +143,7 @@ async def test_a_session_another_process_runs_is_not_discarded(tmp_path: Path) -
         assert refused.returncode != 0 and "is running" in refused.stderr, refused.stderr
         assert worktree.is_dir()
 
-        settings = Settings(backend="script")
+        settings = Settings.of(backend="script")
         app = FrogDeskApp(CoreWorkbench(repo, settings, script=script), settings)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.press("ctrl+s")

@@ -27,7 +27,7 @@ async def test_cancel_download_shows_only_while_a_download_runs(
     hub: RunningHub, tmp_path: Path
 ) -> None:
     repo = make_repo(tmp_path)
-    settings = Settings(model=f"{REPO}:Q4_K_M", hf_endpoint=hub.endpoint)
+    settings = Settings.of(model=f"{REPO}:Q4_K_M", hf_endpoint=hub.endpoint)
     app = FrogDeskApp(
         None,
         settings,

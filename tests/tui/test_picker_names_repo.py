@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 async def test_the_picker_names_the_repository(tmp_path: Path) -> None:
     repo = tmp_path / "[bold]repo[/bold]"
     repo.mkdir(parents=True)
-    settings = Settings(context_size=2048)
+    settings = Settings.of(context_size=2048)
 
     def picker(app: FrogDeskApp) -> ModelSetupScreen:
         return ModelSetupScreen(settings, repo, listed=demo_listing())

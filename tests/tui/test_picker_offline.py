@@ -51,7 +51,7 @@ async def test_unresolvable_hub_says_so_and_offers_a_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("HF_HUB_OFFLINE")
-    settings = Settings(model=f"{REPO}:Q4_K_M", hf_endpoint=UNRESOLVABLE, context_size=2048)
+    settings = Settings.of(model=f"{REPO}:Q4_K_M", hf_endpoint=UNRESOLVABLE, context_size=2048)
     app = _app(settings, make_repo(tmp_path), tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         picker = app.screen
@@ -69,7 +69,7 @@ async def test_unresolvable_hub_shows_the_saved_listing_and_its_age(
     cache = AppPaths.default().cache_dir
     list_repo(REPO, endpoint=hub.endpoint, cache_dir=cache)
     hub.stop()  # the same endpoint, nobody answering now
-    settings = Settings(model=f"{REPO}:Q4_K_M", hf_endpoint=hub.endpoint, context_size=2048)
+    settings = Settings.of(model=f"{REPO}:Q4_K_M", hf_endpoint=hub.endpoint, context_size=2048)
     app = _app(settings, make_repo(tmp_path), tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         picker = app.screen

@@ -71,7 +71,7 @@ async def test_the_model_loaded_is_remembered_and_loaded_next_time(
     own = tmp_path / "elsewhere" / smollm2_gguf.name
     own.parent.mkdir()
     shutil.copyfile(smollm2_gguf, own)
-    settings = Settings(hf_endpoint=UNRESOLVABLE, context_size=2048)
+    settings = Settings.of(hf_endpoint=UNRESOLVABLE, context_size=2048)
     repo = make_repo(tmp_path)
     app = _app(settings, repo, tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -106,7 +106,7 @@ async def test_a_pinned_model_wins_and_the_disk_is_listed_with_the_hub_unreachab
     shutil.copyfile(smollm2_gguf, own)
     remember(paths, own)
     _store_eval(imported.name, [True, True, False])
-    pinned = Settings(model=f"{REPO}:Q4_K_M", hf_endpoint=UNRESOLVABLE, context_size=2048)
+    pinned = Settings.of(model=f"{REPO}:Q4_K_M", hf_endpoint=UNRESOLVABLE, context_size=2048)
     app = _app(pinned, make_repo(tmp_path), tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         picker = app.screen
@@ -129,7 +129,7 @@ async def test_a_remembered_file_that_is_gone_is_one_line(
     gone = tmp_path / "deleted-Q4_K_M.gguf"
     remember(AppPaths.default(), gone)
     assert json.loads(state_file(AppPaths.default()).read_text())["machines"]
-    settings = Settings(hf_endpoint=UNRESOLVABLE, context_size=2048)
+    settings = Settings.of(hf_endpoint=UNRESOLVABLE, context_size=2048)
     app = _app(settings, make_repo(tmp_path), tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         picker = app.screen
@@ -144,7 +144,7 @@ async def test_the_picker_lists_other_files_on_disk_beside_the_hub_quants(
     hub: RunningHub, tmp_path: Path, smollm2_gguf: Path
 ) -> None:
     imported = import_model(smollm2_gguf, AppPaths.default().models_dir)
-    settings = Settings(model=f"{REPO}:Q4_K_M", hf_endpoint=hub.endpoint, context_size=2048)
+    settings = Settings.of(model=f"{REPO}:Q4_K_M", hf_endpoint=hub.endpoint, context_size=2048)
     app = _app(settings, make_repo(tmp_path), tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         picker = app.screen
@@ -161,7 +161,7 @@ async def test_the_quant_switch_shows_eval_results_beside_the_drift(
 ) -> None:
     imported = import_model(smollm2_gguf, AppPaths.default().models_dir)
     _store_eval(imported.name, [True, False, True, True], attempts=3)
-    settings = Settings(context_size=2048)
+    settings = Settings.of(context_size=2048)
 
     def price(path: Path) -> SwitchPlan:
         raise AssertionError("not asked")
@@ -186,7 +186,7 @@ async def test_the_default_spec_given_with_model_wins_over_the_remembered_file(
     own.parent.mkdir()
     shutil.copyfile(smollm2_gguf, own)
     remember(AppPaths.default(), own)
-    settings = Settings(hf_endpoint=UNRESOLVABLE, context_size=2048)  # the default spec
+    settings = Settings.of(hf_endpoint=UNRESOLVABLE, context_size=2048)  # the default spec
     picker = ModelSetupScreen(settings, make_repo(tmp_path), model_given=given)
     app = FrogDeskApp(
         None, settings, config_path=tmp_path / "config.toml", first_screen=lambda _: picker

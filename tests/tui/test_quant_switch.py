@@ -30,7 +30,7 @@ async def test_switch_announces_cost_and_keeps_the_conversation(
     models_dir = AppPaths.default().models_dir
     import_model(smollm2_gguf, models_dir)
     target = import_model(qwen35_quants["Q4_0"], models_dir)
-    settings = Settings(context_size=1024)
+    settings = Settings.of(context_size=1024)
     backend = make_backend(settings, model_path=smollm2_gguf)
     workbench = CoreWorkbench(make_repo(tmp_path), settings, backend=backend)
     app = FrogDeskApp(workbench, settings)
@@ -108,7 +108,7 @@ async def test_switch_is_recorded_in_the_session_record(
     first = import_model(smollm2_gguf, paths.models_dir)
     q4 = import_model(qwen35_quants["Q4_0"], paths.models_dir)
     q8 = import_model(qwen35_quants["Q8_0"], paths.models_dir)
-    settings = Settings(context_size=4096, max_steps=1, max_tokens_per_turn=4)
+    settings = Settings.of(context_size=4096, max_steps=1, max_tokens_per_turn=4)
     repo = make_repo(tmp_path)
     store = SessionStore(paths.sessions_dir)
 

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.llama, pytest.mark.slow]
 
 
 def _settings(endpoint: str) -> Settings:
-    return Settings(
+    return Settings.of(
         model=f"{REPO}:Q4_K_M",
         hf_endpoint=endpoint,
         context_size=2048,
@@ -186,7 +186,7 @@ async def _notes_after_loading(model: Path, tmp_path: Path) -> list[str]:
     """The notifications shown once the first-run picker has loaded `model`."""
     from frogdesk.tui.screens.setup import ModelSetupScreen
 
-    settings = Settings(context_size=512)
+    settings = Settings.of(context_size=512)
     (tmp_path / model.stem).mkdir()
     repo = make_repo(tmp_path / model.stem)
     app = FrogDeskApp(

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.llama, pytest.mark.slow]
 async def test_a_path_given_in_the_quant_switch_is_loaded(
     tmp_path: Path, smollm2_gguf: Path, qwen35_quants: dict[str, Path]
 ) -> None:
-    settings = Settings(context_size=1024)
+    settings = Settings.of(context_size=1024)
     backend = make_backend(settings, model_path=smollm2_gguf)
     workbench = CoreWorkbench(make_repo(tmp_path), settings, backend=backend)
     app = FrogDeskApp(workbench, settings)

@@ -56,7 +56,7 @@ def _question(app: FrogDeskApp) -> str:
 async def test_running_attempts_are_asked_about_then_quit_at_once_when_done() -> None:
     held = _HeldAttempts()
     screen = AttemptsScreen(held, "task", AttemptsRequest(3, ""), lambda _: False)  # type: ignore[arg-type]
-    app = FrogDeskApp(None, Settings(backend="script"), first_screen=lambda _: screen)
+    app = FrogDeskApp(None, Settings.of(backend="script"), first_screen=lambda _: screen)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_for(pilot, held.started.is_set, "the attempts to start")
         await pilot.press("ctrl+q")
@@ -72,7 +72,7 @@ async def test_running_attempts_are_asked_about_then_quit_at_once_when_done() ->
 
 
 async def test_a_download_in_the_picker_is_asked_about(hub: RunningHub, tmp_path: Path) -> None:
-    settings = Settings(model=f"{REPO}:Q4_K_M", hf_endpoint=hub.endpoint)
+    settings = Settings.of(model=f"{REPO}:Q4_K_M", hf_endpoint=hub.endpoint)
     picker = ModelSetupScreen(settings, make_repo(tmp_path))
     app = FrogDeskApp(
         None, settings, config_path=tmp_path / "config.toml", first_screen=lambda _: picker

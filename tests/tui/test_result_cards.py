@@ -50,7 +50,7 @@ async def test_bash_cards_show_exit_code_timeout_and_stop(
         "Done.\n</think>\n\nnever reached",
     ]
     script = write_script(tmp_path / "s.jsonl", replies)
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     workbench = CoreWorkbench(repo, settings, script=script)
     app = FrogDeskApp(workbench, settings, config_path=tmp_path / "config.toml")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -98,7 +98,7 @@ async def test_the_status_bar_names_the_models_tool_call_dialect(tmp_path: Path)
     for dialect, words in (("hermes_json", "Hermes calls"), ("qwen3_coder_xml", "XML calls")):
         script = tmp_path / f"{dialect}.jsonl"
         script.write_text(json.dumps({"dialect": dialect}) + "\n", encoding="utf-8")
-        settings = Settings(backend="script", sandbox="none")
+        settings = Settings.of(backend="script", sandbox="none")
         (tmp_path / dialect).mkdir()
         repo = make_repo(tmp_path / dialect)
         workbench = CoreWorkbench(repo, settings, backend=ScriptBackend(script))

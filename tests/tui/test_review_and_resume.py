@@ -29,7 +29,7 @@ EDIT_AND_WRITE = [
 
 
 def make_app(repo: Path, script: Path, tmp_path: Path) -> FrogDeskApp:
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     return FrogDeskApp(
         CoreWorkbench(repo, settings, script=script), settings, config_path=tmp_path / "c.toml"
     )
@@ -232,7 +232,7 @@ async def test_bash_approval_on_the_real_none_shell(tmp_path: Path) -> None:
         "Run again.\n</think>\n\n" + call("Bash", command="echo refused-run"),
         "Done.\n</think>\n\nOne ran, one was refused.",
     ]
-    settings = Settings(backend="script", sandbox="none")
+    settings = Settings.of(backend="script", sandbox="none")
     script = write_script(tmp_path / "s.jsonl", replies)
     app = FrogDeskApp(CoreWorkbench(repo, settings, script=script), settings)
     async with app.run_test(size=(120, 40)) as pilot:

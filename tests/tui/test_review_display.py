@@ -30,7 +30,7 @@ pytestmark = pytest.mark.anyio
 
 def _session(tmp_path: Path, replies: list[str]) -> tuple[SessionService, SessionRecord]:
     repo = make_repo(tmp_path)
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     service = SessionService(AppPaths.default(), settings)
     script = write_script(tmp_path / "s.jsonl", replies)
     active = service.start(SessionSpec("fix add", repo, backend="script", script=str(script)))
@@ -41,7 +41,7 @@ def _session(tmp_path: Path, replies: list[str]) -> tuple[SessionService, Sessio
 def _review_app(service: SessionService, record: SessionRecord, theme: str) -> FrogDeskApp:
     return FrogDeskApp(
         None,
-        Settings(theme=theme),
+        Settings.of(theme=theme),
         first_screen=lambda app: ReviewScreen(
             CoreWorkbench(Path(record.repo), service.settings, paths=service.paths),
             record.id,

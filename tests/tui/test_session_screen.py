@@ -31,7 +31,7 @@ def make_app(
     session: ReplaySession, tmp_path: Path, **settings: object
 ) -> tuple[FrogDeskApp, ReplayWorkbench]:
     workbench = ReplayWorkbench(session)
-    app = FrogDeskApp(workbench, Settings(**settings), config_path=tmp_path / "config.toml")  # type: ignore[arg-type]
+    app = FrogDeskApp(workbench, Settings.of(**settings), config_path=tmp_path / "config.toml")  # type: ignore[arg-type]
     return app, workbench
 
 

@@ -74,7 +74,7 @@ async def test_the_lists_say_applied_then_undone(tmp_path: Path) -> None:
 async def test_the_send_back_comment_shows_in_the_conversation(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     replies = [*FIX_AND_NOTE, "OK.\n</think>\n\nDropped the note as asked."]
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     workbench = CoreWorkbench(repo, settings, script=write_script(tmp_path / "s.jsonl", replies))
     app = FrogDeskApp(workbench, settings, config_path=tmp_path / "c.toml")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -27,7 +27,7 @@ SIZE = (120, 36)
 
 @pytest.mark.parametrize("theme", THEMES)
 def test_picker(theme: str, snap_compare: Any, tmp_path: Path) -> None:
-    settings = Settings(theme=theme)
+    settings = Settings.of(theme=theme)
     app = FrogDeskApp(
         None,
         settings,
@@ -45,7 +45,7 @@ def test_session_mid_run(theme: str, snap_compare: Any) -> None:
     record = SessionRecord("20261129-demo", "/repo", "/wt", "base", "make the tests pass", "script")
     session = ReplaySession(record, [mid_run()], pause_at=len(mid_run()) - 1, changed=1)
     workbench = ReplayWorkbench(session)
-    app = FrogDeskApp(workbench, Settings(theme=theme))
+    app = FrogDeskApp(workbench, Settings.of(theme=theme))
 
     async def mid(pilot: Pilot[None]) -> None:
         await pilot.press(*"make the tests in tests/test_calc.py pass", "enter")
@@ -84,7 +84,7 @@ def test_review(theme: str, snap_compare: Any, tmp_path: Path) -> None:
             "Done.\n</think>\n\nFixed.",
         ],
     )
-    settings = Settings(backend="script", theme=theme)
+    settings = Settings.of(backend="script", theme=theme)
     service = SessionService(AppPaths.default(), settings)
     active = service.start(SessionSpec("fix add", repo, backend="script", script=str(script)))
     service.run(active)

@@ -52,7 +52,7 @@ def _line(screen: SessionScreen) -> str:
 async def test_openai_shows_the_endpoint_host_and_the_server_model(
     endpoint: str, tmp_path: Path
 ) -> None:
-    settings = Settings(backend="openai", openai_endpoint=endpoint, sandbox="none")
+    settings = Settings.of(backend="openai", openai_endpoint=endpoint, sandbox="none")
     app = FrogDeskApp(CoreWorkbench(make_repo(tmp_path), settings), settings, config_path=None)
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.screen
@@ -65,7 +65,9 @@ async def test_openai_shows_the_endpoint_host_and_the_server_model(
 
 
 async def test_openai_without_an_answer_still_names_the_endpoint(tmp_path: Path) -> None:
-    settings = Settings(backend="openai", openai_endpoint="http://127.0.0.1:9/v1", sandbox="none")
+    settings = Settings.of(
+        backend="openai", openai_endpoint="http://127.0.0.1:9/v1", sandbox="none"
+    )
     app = FrogDeskApp(CoreWorkbench(make_repo(tmp_path), settings), settings, config_path=None)
     async with app.run_test(size=(160, 40)) as pilot:
         screen = app.screen
@@ -77,7 +79,7 @@ async def test_openai_without_an_answer_still_names_the_endpoint(tmp_path: Path)
 async def test_script_shows_the_script_name(tmp_path: Path) -> None:
     script = tmp_path / "bug-report-17.jsonl"
     script.write_text("")
-    settings = Settings(backend="script", sandbox="none")
+    settings = Settings.of(backend="script", sandbox="none")
     workbench = CoreWorkbench(make_repo(tmp_path), settings, script=script)
     app = FrogDeskApp(workbench, settings, config_path=None)
     async with app.run_test(size=(160, 40)):
@@ -90,7 +92,7 @@ async def test_script_shows_the_script_name(tmp_path: Path) -> None:
 
 @pytest.mark.llama
 async def test_llama_shows_cpu_or_gpu_layers(tmp_path: Path, smollm2_gguf: Path) -> None:
-    settings = Settings(context_size=1024, gpu_layers=0, sandbox="none")
+    settings = Settings.of(context_size=1024, gpu_layers=0, sandbox="none")
     backend = make_backend(settings, model_path=smollm2_gguf)
     try:
         workbench = CoreWorkbench(make_repo(tmp_path), settings, backend=backend)

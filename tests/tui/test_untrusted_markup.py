@@ -51,7 +51,7 @@ def _app(repo: Path, script: Path, settings: Settings) -> FrogDeskApp:
 async def test_tool_cards_and_review_list_show_markup_literally(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     replies = _replies()
-    settings = Settings(backend="script", sandbox="none")
+    settings = Settings.of(backend="script", sandbox="none")
     app = _app(repo, write_script(tmp_path / "s.jsonl", replies), settings)
     # The none sandbox asks before each command; the answer is no, so nothing runs in the repo.
     async with app.run_test(size=(140, 40)) as pilot:
@@ -129,7 +129,7 @@ async def test_approval_dialog_shows_escapes_and_warns(tmp_path: Path) -> None:
     spoof = "touch owned; #\x1b[2K\x1b[1G\r  ls -la"
     repo = make_repo(tmp_path)
     replies = ["Run.\n</think>\n\n" + call("Bash", command=spoof), "Done.\n</think>\n\nok"]
-    settings = Settings(backend="script", sandbox="none")
+    settings = Settings.of(backend="script", sandbox="none")
     app = _app(repo, write_script(tmp_path / "s.jsonl", replies), settings)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"go", "enter")

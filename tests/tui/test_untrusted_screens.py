@@ -112,7 +112,7 @@ async def test_attempt_screens_show_file_names_replies_errors_and_patches_inert(
     found = detect_check(repo)
     assert found is not None and "\x1b" in found.reason
     setup = AttemptsSetupScreen(3, found.command, found.reason)
-    app = FrogDeskApp(None, Settings(backend="script"), first_screen=lambda _: setup)
+    app = FrogDeskApp(None, Settings.of(backend="script"), first_screen=lambda _: setup)
     async with app.run_test(size=(140, 40)) as pilot:
         await wait_for(pilot, lambda: app.screen is setup, "the setup dialog")
         assert foreign_controls(app) == []
@@ -182,7 +182,7 @@ def _tampered_session(repo: Path, tmp_path: Path) -> str:
 async def test_a_tampered_session_record_is_listed_as_text(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
     _tampered_session(repo, tmp_path)
-    settings = Settings(backend="script")
+    settings = Settings.of(backend="script")
     workbench = CoreWorkbench(repo, settings, script=tmp_path / "none.jsonl")
     app = FrogDeskApp(None, settings, first_screen=lambda _: SessionsScreen(workbench))
     async with app.run_test(size=(160, 30)) as pilot:
@@ -203,7 +203,7 @@ async def test_a_tampered_session_record_is_listed_as_text(tmp_path: Path) -> No
 async def test_a_question_and_button_labels_are_never_markup() -> None:
     question = f"Discard session {QUIT}x[/] ({TITLE})?"
     app = FrogDeskApp(
-        None, Settings(backend="script"), first_screen=lambda _: ConfirmScreen(question)
+        None, Settings.of(backend="script"), first_screen=lambda _: ConfirmScreen(question)
     )
     async with app.run_test(size=(120, 20)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
@@ -220,7 +220,7 @@ async def test_a_question_and_button_labels_are_never_markup() -> None:
 
 
 async def test_the_help_title_names_the_keys_table() -> None:
-    app = FrogDeskApp(None, Settings(backend="script"), first_screen=lambda _: HelpScreen([]))
+    app = FrogDeskApp(None, Settings.of(backend="script"), first_screen=lambda _: HelpScreen([]))
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
         await pilot.pause()
@@ -239,7 +239,7 @@ async def test_the_approval_dialog_shows_hidden_characters_and_warns(
     command: str, shown: str
 ) -> None:
     app = FrogDeskApp(
-        None, Settings(backend="script"), first_screen=lambda _: ApproveCommandScreen(command)
+        None, Settings.of(backend="script"), first_screen=lambda _: ApproveCommandScreen(command)
     )
     async with app.run_test(size=(140, 20)) as pilot:
         await wait_for(pilot, lambda: isinstance(app.screen, ApproveCommandScreen), "it")

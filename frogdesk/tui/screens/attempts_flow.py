@@ -50,7 +50,7 @@ class StartsAttempts(Screen[None]):
             self.notify("Type the task first; the model must not be working.", severity="warning")
             return
         command, reason = self.workbench.detect_check()
-        n = self.settings.attempts if self.settings.attempts > 1 else 3
+        n = self.settings.loop.attempts if self.settings.loop.attempts > 1 else 3
 
         def start(request: AttemptsRequest | None) -> None:
             if request is not None:

@@ -113,10 +113,10 @@ class SessionScreen(StartsAttempts, ShowsWorkerErrors, Screen[None]):
             dialect=info.dialect,
             sandbox=self.workbench.sandbox_level(),
             context_budget=min(
-                self.settings.max_context_tokens,
-                info.context_size or self.settings.max_context_tokens,
+                self.settings.loop.max_context_tokens,
+                info.context_size or self.settings.loop.max_context_tokens,
             ),
-            max_steps=self.settings.max_steps,
+            max_steps=self.settings.loop.max_steps,
         )
         self.set_interval(FRAME_SECONDS, self.flush, name="stream-frame")
         self.query_one(PromptInput).focus()

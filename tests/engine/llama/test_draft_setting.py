@@ -38,7 +38,7 @@ def test_the_config_setting_turns_drafting_off_and_on(
     mtp_gguf: Path, tmp_path: Path, on: bool
 ) -> None:
     settings = settings_from_file(tmp_path, f"speculative = {str(on).lower()}\n")
-    assert settings.speculative is on
+    assert settings.engine.speculative is on
     backend = load_backend(settings, mtp_gguf)
     assert isinstance(backend, LlamaBackend)
     try:

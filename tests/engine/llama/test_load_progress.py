@@ -16,7 +16,7 @@ pytestmark = pytest.mark.llama
 def test_the_load_reports_fractions_up_to_one(smollm2_gguf: Path) -> None:
     seen: list[float] = []
     backend = make_backend(
-        Settings(context_size=512), model_path=smollm2_gguf, progress=seen.append
+        Settings.of(context_size=512), model_path=smollm2_gguf, progress=seen.append
     )
     backend.close()
     assert len(seen) > 2 and seen[-1] == 1.0
@@ -49,7 +49,7 @@ async def test_the_picker_shows_the_load(tmp_path: Path, smollm2_gguf: Path) -> 
     from frogdesk.tui.screens.setup import ModelSetupScreen
     from tests.support.pilot import wait_for
 
-    settings = Settings(context_size=1024, sandbox="none")
+    settings = Settings.of(context_size=1024, sandbox="none")
     picker = ModelSetupScreen(settings, make_repo(tmp_path), model_path=smollm2_gguf)
     app = FrogDeskApp(None, settings, config_path=None, first_screen=lambda app: picker)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -120,7 +120,7 @@ def run_capped(code: str, extra: int, timeout: float = 180) -> subprocess.Comple
 
 
 LOAD = """
-settings = Settings(threads=2, context_size=0)
+settings = Settings.of(threads=2, context_size=0)
 try:
     backend = make_backend(settings, model_path=Path({model!r}))
 except BackendError as exc:

@@ -28,8 +28,8 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
     `gpu_layers` -1 lets the memory plan decide; `threads` 0 is one per physical core.
     """
     base = settings_options(settings)
-    n_ctx = settings.context_size
-    gpu_layers = settings.gpu_layers
+    n_ctx = settings.engine.context_size
+    gpu_layers = settings.engine.gpu_layers
     capped = _plan_under_cap(settings, model_path, base)
     if capped is not None:
         return capped
@@ -45,15 +45,15 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
         n_ctx = largest_context(
             info,
             memory,
-            settings.kv_cache_type,
-            settings.flash_attn_choice,
-            ceiling=settings.max_context_tokens,
-            drafting=settings.speculative,
+            settings.engine.kv_cache_type,
+            settings.engine.flash_attn_choice,
+            ceiling=settings.loop.max_context_tokens,
+            drafting=settings.engine.speculative,
         )
         if n_ctx <= 0:
             smallest = plan(
-                info, CONTEXT_PAD, memory, settings.kv_cache_type, settings.flash_attn_choice,
-                drafting=settings.speculative,
+                info, CONTEXT_PAD, memory, settings.engine.kv_cache_type, settings.engine.flash_attn_choice,
+                drafting=settings.engine.speculative,
             )  # fmt: skip
             raise BackendError(
                 f"not enough memory to load {model_path.name}: it needs about "
@@ -62,8 +62,8 @@ def plan_llama(settings: Settings, model_path: Path) -> LlamaOptions:
             )
     if gpu_layers < 0:
         gpu_layers = plan(
-            info, n_ctx, memory, settings.kv_cache_type, settings.flash_attn_choice,
-            drafting=settings.speculative,
+            info, n_ctx, memory, settings.engine.kv_cache_type, settings.engine.flash_attn_choice,
+            drafting=settings.engine.speculative,
         ).gpu_layers  # fmt: skip
     return replace(base, n_ctx=n_ctx, n_gpu_layers=gpu_layers)
 
@@ -74,19 +74,24 @@ def settings_options(settings: Settings) -> LlamaOptions:
     Raises BackendError for a quantized KV cache with flash attention off, which llama.cpp
     cannot make a context of.
     """
-    if settings.flash_attn_choice is False and settings.kv_cache_type not in UNQUANTIZED_KV:
+    if (
+        settings.engine.flash_attn_choice is False
+        and settings.engine.kv_cache_type not in UNQUANTIZED_KV
+    ):
         raise BackendError(
-            f"kv_cache_type {settings.kv_cache_type} needs flash attention: set flash_attn "
+            f"kv_cache_type {settings.engine.kv_cache_type} needs flash attention: set flash_attn "
             "to auto or on, or kv_cache_type to f16"
         )
     return LlamaOptions(
-        n_ctx=settings.context_size if settings.context_size > 0 else FALLBACK_CONTEXT,
-        n_threads=settings.threads if settings.threads > 0 else 0,
-        n_gpu_layers=max(settings.gpu_layers, 0),
-        flash_attn=settings.flash_attn_choice,
-        kv_cache_type=settings.kv_cache_type,
-        seed=settings.seed if settings.seed >= 0 else None,
-        speculative=settings.speculative,
+        n_ctx=settings.engine.context_size
+        if settings.engine.context_size > 0
+        else FALLBACK_CONTEXT,
+        n_threads=settings.engine.threads if settings.engine.threads > 0 else 0,
+        n_gpu_layers=max(settings.engine.gpu_layers, 0),
+        flash_attn=settings.engine.flash_attn_choice,
+        kv_cache_type=settings.engine.kv_cache_type,
+        seed=settings.loop.seed if settings.loop.seed >= 0 else None,
+        speculative=settings.engine.speculative,
     )
 
 
@@ -106,12 +111,12 @@ def _plan_under_cap(
         fit = fit_under_cap(
             model_path,
             room,
-            n_ctx=settings.context_size,
+            n_ctx=settings.engine.context_size,
             n_threads=base.threads,
-            kv_type=settings.kv_cache_type,
-            flash_attn=settings.flash_attn_choice,
-            ceiling=settings.max_context_tokens,
-            drafting=settings.speculative,
+            kv_type=settings.engine.kv_cache_type,
+            flash_attn=settings.engine.flash_attn_choice,
+            ceiling=settings.loop.max_context_tokens,
+            drafting=settings.engine.speculative,
         )
     except DoesNotFitError as exc:
         raise BackendError(str(exc)) from None
@@ -123,13 +128,13 @@ def say_load_notices(settings: Settings, model_path: Path, backend: Backend) -> 
     context cut to what the model was trained for, GPU layers asked of a build that cannot
     offload."""
     held = backend.info.context_size
-    if 0 < held < settings.context_size:
+    if 0 < held < settings.engine.context_size:
         say_notice(
             f"{model_path.name} was trained on {held:,} tokens of context: FrogDesk uses "
-            f"{held:,}, not the {settings.context_size:,} that context_size asks"
+            f"{held:,}, not the {settings.engine.context_size:,} that context_size asks"
         )
-    if settings.gpu_layers > 0 and backend.info.device == "CPU":
+    if settings.engine.gpu_layers > 0 and backend.info.device == "CPU":
         say_notice(
-            f"gpu_layers asks for {settings.gpu_layers} layers on a GPU, but this llama.cpp "
+            f"gpu_layers asks for {settings.engine.gpu_layers} layers on a GPU, but this llama.cpp "
             "cannot offload: the model runs on the CPU (`frogdesk doctor` shows the build)"
         )
