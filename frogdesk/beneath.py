@@ -21,7 +21,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-from frogdesk.errors import FrogDeskError
+from frogdesk.errors import EscapeError
 
 RESOLVE_NO_XDEV = 0x01
 RESOLVE_NO_MAGICLINKS = 0x02
@@ -32,10 +32,6 @@ SYS_OPENAT2 = 437
 MAX_LINKS = 40
 """Links followed in one resolution, as the kernel's own limit."""
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-
-
-class EscapeError(FrogDeskError, PermissionError):
-    """A path that leads out of its root, or through a link where none may be followed."""
 
 
 class _OpenHow(ctypes.Structure):

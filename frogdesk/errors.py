@@ -51,3 +51,11 @@ def describe_os_error(exc: OSError) -> str:
     why = exc.strerror or str(exc)
     where = exc.filename if exc.filename is not None else ""
     return f"{os.fsdecode(where)}: {why}" if where else why
+
+
+class EscapeError(FrogDeskError, PermissionError):
+    """A path that leads out of its root, or through a link where none may be followed."""
+
+
+class RecordTypeError(FrogDeskError, ValueError):
+    """A JSON value does not have the type its field declares."""

@@ -18,17 +18,13 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from frogdesk.errors import FrogDeskError
+from frogdesk.errors import RecordTypeError
 
 T = TypeVar("T")
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
 """Each dataclass's field types, resolved once."""
-
-
-class RecordTypeError(FrogDeskError, ValueError):
-    """A JSON value does not have the type its field declares."""
 
 
 def build(cls: type[T], data: object, where: str = "") -> T:

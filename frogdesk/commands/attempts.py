@@ -13,7 +13,7 @@ from frogdesk.attempts.errors import AttemptsError
 from frogdesk.attempts.rank import RANKING
 from frogdesk.attempts.record import AttemptsOutcome
 from frogdesk.attempts.spec import DEFAULT_CHECK_TIMEOUT, AttemptsSpec, check_counts
-from frogdesk.commands.common import UserError
+from frogdesk.commands.errors import UserError
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter, stop_on_signals
 from frogdesk.core.ports import HeadlessWorkbench

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from frogdesk.commands.common import UserError
+from frogdesk.commands.errors import UserError
 from frogdesk.engine.kinds import KIND_NAMES, OPENAI, kind_of
 
 BACKENDS = KIND_NAMES

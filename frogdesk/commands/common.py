@@ -8,16 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk import config
-from frogdesk.errors import FrogDeskError
+from frogdesk.commands.errors import UserError
 from frogdesk.paths import AppPaths
-
-
-class UserError(FrogDeskError):
-    """A problem with the command line itself; printed as one line, no traceback."""
-
-    def __init__(self, message: str, exit_code: int = 2) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def add_global_options(parser: argparse.ArgumentParser) -> None:

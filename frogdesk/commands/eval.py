@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_backend, known_backend
-from frogdesk.commands.common import UserError, load_settings
+from frogdesk.commands.common import load_settings
+from frogdesk.commands.errors import UserError
 from frogdesk.commands.eval_progress import EvalMeter, EvalPrinter, clock_text, resume_command
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import LoadProgress, stop_on_signals

@@ -9,7 +9,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from frogdesk.commands.common import UserError, config_path, load_settings
+from frogdesk.commands.common import config_path, load_settings
+from frogdesk.commands.errors import UserError
 from frogdesk.commands.quantcheck import add_check_arguments, run_check
 from frogdesk.config import Settings
 from frogdesk.core.chooser import drift_words, hub_choices

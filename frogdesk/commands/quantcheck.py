@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from frogdesk.commands.common import UserError, load_settings
+from frogdesk.commands.common import load_settings
+from frogdesk.commands.errors import UserError
 from frogdesk.core.quant_check import check_files
 from frogdesk.inert import inert_line, inert_text
 from frogdesk.paths import AppPaths

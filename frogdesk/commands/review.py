@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from frogdesk.commands.common import UserError
+from frogdesk.commands.errors import UserError
 from frogdesk.core.errors import StaleReviewError, WorktreeGoneError
 from frogdesk.core.reviewing import (
     Scope,

@@ -20,7 +20,8 @@ from frogdesk.commands.attempts import (
     run_attempts_command,
 )
 from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_backend, known_backend
-from frogdesk.commands.common import UserError, config_path, load_settings
+from frogdesk.commands.common import config_path, load_settings
+from frogdesk.commands.errors import UserError
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import LoadProgress, ProgressPrinter, stop_on_signals
 from frogdesk.config import APPROVAL_SETTINGS, DEFAULT_MAX_STEPS, Settings

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from frogdesk import config
-from frogdesk.commands.common import UserError, load_settings
+from frogdesk.commands.common import load_settings
+from frogdesk.commands.errors import UserError
 from frogdesk.commands.models import print_countdown, print_progress
 from frogdesk.commands.operator import TerminalOperator
 from frogdesk.commands.progress import ProgressPrinter

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from frogdesk.commands.common import UserError, load_settings
+from frogdesk.commands.common import load_settings
+from frogdesk.commands.errors import UserError
 from frogdesk.core.tool_call import run_tool_call
 from frogdesk.engine.chat import ToolCall
 from frogdesk.inert import inert_text

@@ -6,7 +6,8 @@ import argparse
 from pathlib import Path
 
 from frogdesk.commands.backend_flags import BACKENDS, check_endpoint, chosen_backend
-from frogdesk.commands.common import UserError, config_path, load_settings
+from frogdesk.commands.common import config_path, load_settings
+from frogdesk.commands.errors import UserError
 
 
 def add_tui_options(parser: argparse.ArgumentParser) -> None:

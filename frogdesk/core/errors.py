@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from frogdesk.errors import FrogDeskError
-from frogdesk.sessions.service import ApplyRefusedError
+from frogdesk.sessions.errors import ApplyRefusedError
 
 
 class WorktreeGoneError(FrogDeskError, ValueError):

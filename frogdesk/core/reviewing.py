@@ -21,8 +21,8 @@ from frogdesk.review.show import FileFacts, applied_lines
 from frogdesk.review.transaction import recover_all
 from frogdesk.review.undo import UndoResult, latest_record, undo_apply
 from frogdesk.review.user_changes import load_user_changes
+from frogdesk.sessions.errors import ApplyRefusedError
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.service import ApplyRefusedError
 from frogdesk.sessions.store import SessionStore
 
 Scope = Literal["all", "files", "hunks"]

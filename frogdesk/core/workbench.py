@@ -45,15 +45,15 @@ from frogdesk.review.records import ApplyState, apply_state
 from frogdesk.review.undo import UndoResult
 from frogdesk.sandbox.levels import detect
 from frogdesk.sandbox.tool_report import toolchain_summary
-from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
-from frogdesk.sessions.errors import SessionNotFoundError
+from frogdesk.sessions.active import ActiveSession, shown_status
+from frogdesk.sessions.errors import SessionBusyError, SessionClosedError, SessionNotFoundError
 from frogdesk.sessions.factories import BackendFactory
 from frogdesk.sessions.move import measured_prefill_rate
 from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.parts import default_backend, resolve_model_path
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord, SessionSpec
-from frogdesk.sessions.sendback import SentBack, SessionBusyError
+from frogdesk.sessions.sendback import SentBack
 from frogdesk.sessions.service import SessionOutcome, SessionService
 from frogdesk.sessions.store import DAMAGED_LINES_FILE, TRANSCRIPT_FILE, DamagedSession
 

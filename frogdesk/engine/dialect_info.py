@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from frogdesk.engine.template import TemplateError, load_gguf_template
-from frogdesk.engine.toolcall.detect import DialectError, choose_dialect
+from frogdesk.engine.errors import DialectError, TemplateError
+from frogdesk.engine.template import load_gguf_template
+from frogdesk.engine.toolcall.detect import choose_dialect
 
 
 def tool_call_dialect(path: Path) -> dict[str, Any]:

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 
 from frogdesk.config import Settings
 from frogdesk.engine.chat import Backend
-from frogdesk.engine.errors import BackendError
+from frogdesk.engine.errors import BackendError, ScriptError
 from frogdesk.engine.kinds import LLAMA, OPENAI, SCRIPT, kind_of
 from frogdesk.engine.llama.load.plan import plan_llama, say_load_notices
 from frogdesk.engine.openai.backend import OpenAIBackend
 from frogdesk.engine.openai.errors import EndpointError
-from frogdesk.engine.script_backend import ScriptBackend, ScriptError
+from frogdesk.engine.script_backend import ScriptBackend
 from frogdesk.models.errors import ModelError
 
 if TYPE_CHECKING:

@@ -30,13 +30,9 @@ from frogdesk.engine.chat import (
     ToolSchema,
     Usage,
 )
+from frogdesk.engine.errors import ScriptError
 from frogdesk.engine.estimate import CHARS_PER_TOKEN, estimate_prompt_tokens, estimate_tokens
 from frogdesk.engine.toolcall.dialect import XML, ToolCallDialect, ToolCallParser, dialect_named
-from frogdesk.errors import FrogDeskError
-
-
-class ScriptError(FrogDeskError, ValueError):
-    """The script file is missing or malformed; the message names the file and line."""
 
 
 @dataclass(frozen=True)

@@ -14,18 +14,14 @@ import jinja2.parser
 from jinja2.ext import Extension, loopcontrols
 
 from frogdesk.engine.chat import Message, ToolSchema
+from frogdesk.engine.errors import TemplateError
 from frogdesk.engine.template_limits import (
     MAX_OUTPUT_CHARS,
     RENDER_SECONDS,
     BoundedSandbox,
     RenderLimitExceeded,
 )
-from frogdesk.errors import FrogDeskError
 from frogdesk.models.gguf_header import read_header, string_items
-
-
-class TemplateError(FrogDeskError):
-    """A chat template failed to compile or render; the message names the problem."""
 
 
 def _raise_exception(message: str) -> NoReturn:

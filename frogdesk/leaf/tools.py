@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from frogdesk.beneath import EscapeError
+from frogdesk.errors import EscapeError
 from frogdesk.leaf.approval import CommandGate
 from frogdesk.leaf.errors import OutsideWorkdirError, ShellMissingError
 from frogdesk.leaf.globwalk import glob_beneath

@@ -39,3 +39,7 @@ class HubRequestError(ModelError):
 
 class HubCancelled(ModelError):
     """The user cancelled while waiting to try the Hub again."""
+
+
+class UnsafeName(ModelError):
+    """A name from outside would not stay a plain relative path inside its folder."""

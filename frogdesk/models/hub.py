@@ -14,10 +14,10 @@ from urllib.parse import quote, urlsplit
 
 from frogdesk.durable import atomic_write_text
 from frogdesk.inert import inert_line
-from frogdesk.models.errors import HubRequestError, ModelError
+from frogdesk.models.errors import HubRequestError, ModelError, UnsafeName
 from frogdesk.models.hub_http import RequestDeadline, get_json, next_page
 from frogdesk.models.listing import HubFile, RepoListing
-from frogdesk.models.names import UnsafeName, check_commit, check_object_id, safe_relative
+from frogdesk.models.names import check_commit, check_object_id, safe_relative
 from frogdesk.models.retry import NO_RETRY, RetryPolicy
 from frogdesk.typedjson import build
 

@@ -6,14 +6,10 @@ import re
 from pathlib import Path, PurePosixPath
 
 from frogdesk.inert import has_controls, inert_line
-from frogdesk.models.errors import ModelError
+from frogdesk.models.errors import UnsafeName
 
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-
-
-class UnsafeName(ModelError):
-    """A name from outside would not stay a plain relative path inside its folder."""
 
 
 def name_problem(name: str) -> str | None:

@@ -9,14 +9,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from frogdesk.errors import FrogDeskError
+from frogdesk.quantcheck.errors import CorpusError
 
 CODE = "code"
 TRANSCRIPT = "transcript"
-
-
-class CorpusError(FrogDeskError):
-    """The corpus folder is missing a file or its manifest is malformed."""
 
 
 @dataclass(frozen=True)

@@ -14,3 +14,7 @@ class CheckCancelled(Exception):
 
     Not a FrogDeskError on purpose: a cancel is no failure, and the handlers that report
     FrogDesk's errors in one line must not swallow it."""
+
+
+class CorpusError(FrogDeskError):
+    """The corpus folder is missing a file or its manifest is malformed."""

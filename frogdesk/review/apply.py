@@ -11,7 +11,7 @@ from pathlib import Path
 from frogdesk.errors import FrogDeskError
 from frogdesk.inert import inert_line
 from frogdesk.review.commit import plan_commit
-from frogdesk.review.errors import UnsafePath
+from frogdesk.review.errors import UnknownHunk, UnsafePath
 from frogdesk.review.fsops import read_state
 from frogdesk.review.gitcmd import read_blobs
 from frogdesk.review.journal import Journal, load_journal, new_journal
@@ -30,10 +30,6 @@ from frogdesk.review.refmove import HistoryOutcome
 from frogdesk.review.show import USER_CHANGED_NOTE
 from frogdesk.review.target import FilePlan, FileState, plan_file, ref_of
 from frogdesk.review.transaction import Outcome, finish_apply, plan_journal, run_transaction
-
-
-class UnknownHunk(FrogDeskError, KeyError):
-    """An approved id names no hunk of the diff (the worktree changed since it was listed)."""
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,6 @@ STAGING_DIR = "frogdesk-staging"
 TransactionKind = Literal["apply", "undo"]
 
 
-class TransactionBusy(FrogDeskError):
-    """Another FrogDesk process is applying or undoing in this session right now."""
-
-
 @dataclass
 class JournalEntry:
     """One path: its state before and after, and the staged file that holds the after state."""

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from frogdesk.errors import FrogDeskError
+from frogdesk.review.errors import HunkMismatch
 
 HunkKind = Literal["text", "content", "rename", "mode"]
 """`text`: a git hunk of lines; `content`: the whole file (binary, symlink, empty, type change);
@@ -16,10 +16,6 @@ HunkKind = Literal["text", "content", "rename", "mode"]
 FileStatus = Literal["added", "modified", "deleted", "renamed", "mode", "binary", "typechange"]
 
 SYMLINK_MODE = "120000"
-
-
-class HunkMismatch(FrogDeskError):
-    """A hunk's base-side lines are not where the hunk says they are."""
 
 
 @dataclass(frozen=True)

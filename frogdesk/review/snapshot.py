@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk import beneath
+from frogdesk.errors import EscapeError
 from frogdesk.review.gitcmd import GitError, git_out, read_blobs, run_git
 from frogdesk.review.snapshot_cache import BlobCache
 from frogdesk.review.snapshot_eol import eol_actions, to_git
@@ -153,7 +154,7 @@ class _Reader:
                 fd: int | None = beneath.open_beneath(
                     self.root, os.fsdecode(parent), beneath.DIR_FLAGS, follow_links=False
                 )
-            except beneath.EscapeError:
+            except EscapeError:
                 fd = None  # beyond a link: git does not look there either
             except (FileNotFoundError, NotADirectoryError):
                 fd = None
@@ -198,7 +199,7 @@ class _Reader:
         flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY
         try:
             fd = beneath.open_beneath(folder, os.fsdecode(last), flags, follow_links=False)
-        except (beneath.EscapeError, FileNotFoundError):
+        except (EscapeError, FileNotFoundError):
             return None
         try:
             before = os.fstat(fd)

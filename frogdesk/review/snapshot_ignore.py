@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from frogdesk import beneath
+from frogdesk.errors import EscapeError
 from frogdesk.review.gitcmd import git_out, run_git
 from frogdesk.scratch import scratch_folder
 from frogdesk.worktree.git import GitPaths
@@ -69,7 +70,7 @@ def _read_plain(root: int, name: str) -> bytes | None:
     flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
     try:
         fd = beneath.open_beneath(root, name, flags, follow_links=False)
-    except (OSError, beneath.EscapeError):
+    except (OSError, EscapeError):
         return None
     with beneath.opened(fd):
         if not stat.S_ISREG(os.fstat(fd).st_mode):

@@ -11,8 +11,7 @@ from pathlib import Path, PurePosixPath
 from typing import Literal
 
 from frogdesk.durable import fsync_dir
-from frogdesk.errors import FrogDeskError
-from frogdesk.review.errors import UnsafePath
+from frogdesk.review.errors import TransactionBusy, Unrecoverable, UnsafePath
 from frogdesk.review.faults import FaultPoints
 from frogdesk.review.fsops import (
     WriteReport,
@@ -26,7 +25,6 @@ from frogdesk.review.fsops import (
 from frogdesk.review.journal import (
     Journal,
     JournalEntry,
-    TransactionBusy,
     load_journal,
     pending_sessions,
     remove_journal,
@@ -43,10 +41,6 @@ from frogdesk.review.records import (
 from frogdesk.review.refmove import HistoryOutcome, advance
 from frogdesk.review.sources import Source, blob_source, read_exact, staged_source
 from frogdesk.review.target import FileState, StateRef, ref_of
-
-
-class Unrecoverable(FrogDeskError):
-    """A journal cannot be finished nor reverted: a needed content is gone."""
 
 
 @dataclass

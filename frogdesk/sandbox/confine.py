@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from frogdesk.sandbox.errors import SandboxError
+from frogdesk.sandbox.errors import LandlockUnsupported
 
 if TYPE_CHECKING:
     import pyseccomp
@@ -163,10 +163,6 @@ def landlock_refusal(abi: int, missing: Sequence[LandlockFeature]) -> str:
         f"Landlock ABI {abi} lacks what the landlock level relies on (ABI "
         f"{LANDLOCK_REQUIRED_ABI}, Linux {LANDLOCK_LINUX[LANDLOCK_REQUIRED_ABI]} or later): {lacks}"
     )
-
-
-class LandlockUnsupported(SandboxError):
-    """The kernel's Landlock lacks a feature the landlock level relies on."""
 
 
 def _wanted_rights(abi: int) -> tuple[AccessFS, AccessNet, Scope]:

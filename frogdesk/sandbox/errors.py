@@ -7,3 +7,7 @@ from frogdesk.errors import FrogDeskError
 
 class SandboxError(FrogDeskError):
     """Something in the shell sandbox failed; the message says what and why."""
+
+
+class LandlockUnsupported(SandboxError):
+    """The kernel's Landlock lacks a feature the landlock level relies on."""

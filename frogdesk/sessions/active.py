@@ -8,7 +8,6 @@ from typing import Any
 from frogdesk.config import Settings
 from frogdesk.durable import pid_alive
 from frogdesk.engine.chat import Backend, ToolSchema
-from frogdesk.errors import FrogDeskError
 from frogdesk.sessions.factories import ShellPick
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.store import Transcript
@@ -50,7 +49,3 @@ def shown_status(record: SessionRecord) -> str:
     if record.status == "running" and not pid_alive(record.pid):
         return "interrupted"
     return record.status
-
-
-class SessionClosedError(FrogDeskError, ValueError):
-    """The session was discarded: its worktree is gone, it cannot run again."""

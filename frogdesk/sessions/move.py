@@ -10,16 +10,15 @@ from frogdesk.config import Settings
 from frogdesk.engine.estimate import estimate_prompt_tokens
 from frogdesk.engine.kinds import kind_of
 from frogdesk.engine.registry import reopened_like
-from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.models.move_cost import plan_switch
 from frogdesk.models.switch_plan import SwitchPlan
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
+from frogdesk.sessions.active import ActiveSession, shown_status
+from frogdesk.sessions.errors import SessionBusyError, SessionClosedError, SwitchRefusedError
 from frogdesk.sessions.factories import BackendFactory
 from frogdesk.sessions.operator import NOBODY, Operator
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.sendback import SessionBusyError
 from frogdesk.sessions.store import SessionStore, Transcript
 
 
@@ -41,10 +40,6 @@ class SessionHost(Protocol):
     ) -> ActiveSession:
         """Reopen a stored session to run it, `operator` told how its state was read."""
         ...
-
-
-class SwitchRefusedError(FrogDeskError, ValueError):
-    """The session cannot move to that model (not a llama session, or the model cannot hold it)."""
 
 
 def measured_prefill_rate(transcript: Transcript) -> float | None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from frogdesk.durable import sweep_temps
 from frogdesk.engine.chat import Backend, Message, ToolSchema
+from frogdesk.engine.llama.errors import SavedStateError
 from frogdesk.engine.registry import opening_owner
 from frogdesk.sessions.saved_states import state_key_of, write_state_file
 
@@ -71,11 +72,7 @@ def load_opening(
     if llama is None or llama.transcript.tokens or cap <= 0:
         return ""
     # late: loads llama_cpp
-    from frogdesk.engine.llama.conversation.saved_state import (
-        SavedStateError,
-        install,
-        read_state,
-    )
+    from frogdesk.engine.llama.conversation.saved_state import install, read_state
 
     tokens = llama.conversation.opening_tokens(messages, tools, enable_thinking=enable_thinking)
     if not tokens:

@@ -5,13 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from frogdesk.errors import FrogDeskError
 from frogdesk.review.diff import patch_text
 from frogdesk.review.gitcmd import GitError
-
-
-class PatchError(FrogDeskError, RuntimeError):
-    """git could not diff the worktree; the message carries git's own words."""
+from frogdesk.sessions.errors import PatchError
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from frogdesk.durable import fsync_dir, temp_name
 from frogdesk.engine.chat import Backend, Message, ToolSchema
+from frogdesk.engine.llama.errors import SavedStateError
 from frogdesk.engine.registry import state_owner
 from frogdesk.quantcheck.store import file_sha256
 from frogdesk.sizes import gib
@@ -162,7 +163,7 @@ def load_state(
     if llama is None:
         return ""
     # late: loads llama_cpp
-    from frogdesk.engine.llama.conversation.saved_state import SavedStateError, install, read_state
+    from frogdesk.engine.llama.conversation.saved_state import install, read_state
 
     path = state_file(session_dir)
     started = time.monotonic()

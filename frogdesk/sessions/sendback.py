@@ -6,16 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from frogdesk.engine.chat import Message
-from frogdesk.errors import FrogDeskError
 from frogdesk.review.decisions_store import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message, reset_to_reviewed
 from frogdesk.sessions.store import SessionStore
 from frogdesk.worktree.checkout import load_worktree
-
-
-class SessionBusyError(FrogDeskError, ValueError):
-    """The session is running in another process; it must stop before it is sent back."""
 
 
 @dataclass(frozen=True)

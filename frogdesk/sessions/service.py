@@ -18,7 +18,7 @@ from frogdesk.config import OPTIONS, Settings
 from frogdesk.durable import sweep_tree
 from frogdesk.engine.chat import Message
 from frogdesk.engine.kinds import kind_of
-from frogdesk.errors import DiskFullError, FrogDeskError
+from frogdesk.errors import DiskFullError
 from frogdesk.leaf.approval import CommandGate, approval_mode
 from frogdesk.leaf.events import LoopEvent, Notice
 from frogdesk.leaf.loop import LoopConfig, run_loop
@@ -28,7 +28,13 @@ from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.leaf.textfile import WRITES_DIR
 from frogdesk.leaf.trajectory import TrajectoryExtras, build_trajectory, write_results
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.active import ActiveSession, SessionClosedError, shown_status
+from frogdesk.sessions.active import ActiveSession, shown_status
+from frogdesk.sessions.errors import (
+    SessionBusyError,
+    SessionClosedError,
+    StoreWriteError,
+    TaskTextError,
+)
 from frogdesk.sessions.factories import BackendFactory, ShellFactory
 from frogdesk.sessions.move import ModelSwitch, price_switch
 from frogdesk.sessions.openings import load_opening, log_line, save_opening
@@ -37,15 +43,9 @@ from frogdesk.sessions.parts import default_backend, default_shell, prune_worktr
 from frogdesk.sessions.patch import worktree_diff
 from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.saved_states import discard_state, load_state, save_state
-from frogdesk.sessions.sendback import SentBack, SessionBusyError, send_back
+from frogdesk.sessions.sendback import SentBack, send_back
 from frogdesk.sessions.starting import new_record, opening_messages, with_opening
-from frogdesk.sessions.store import (
-    SessionStore,
-    StoreWriteError,
-    Transcript,
-    is_full_disk,
-    new_session_id,
-)
+from frogdesk.sessions.store import SessionStore, Transcript, is_full_disk, new_session_id
 from frogdesk.sessions.watch import UserChangeLog
 from frogdesk.worktree.checkout import (
     PRIVATE_SUFFIX,
@@ -452,14 +452,6 @@ class SessionService:
         self.store.update(record)
         discard_state(self.store.session_dir(record.id))
         return record
-
-
-class ApplyRefusedError(FrogDeskError, RuntimeError):
-    """Applying a session's changes conflicted with the user's files; nothing was written."""
-
-
-class TaskTextError(FrogDeskError, ValueError):
-    """The task text cannot be stored as UTF-8 (bytes from argv that are not UTF-8)."""
 
 
 def check_task_text(text: str) -> None:

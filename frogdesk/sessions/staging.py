@@ -19,14 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from frogdesk.durable import fsync_dir
-from frogdesk.errors import FrogDeskError
+from frogdesk.sessions.errors import StagingLostError
 
 STAGING_SUFFIX = ".starting"
-
-
-class StagingLostError(FrogDeskError, OSError):
-    """The hidden folder of a session being started was removed under it (a cleanup that
-    ran at the very moment it was made); nothing of the session is kept: start it again."""
 
 
 def staging_path(root: Path, session_id: str) -> Path:

@@ -8,14 +8,9 @@ from frogdesk.config import Settings
 from frogdesk.engine.chat import Message
 from frogdesk.engine.kinds import kind_of
 from frogdesk.leaf.schemas import system_prompt
+from frogdesk.sessions.errors import SessionDamagedError
 from frogdesk.sessions.record import SessionRecord, SessionSpec
-from frogdesk.sessions.store import (
-    TRANSCRIPT_FILE,
-    DamagedSession,
-    SessionDamagedError,
-    SessionStore,
-    Transcript,
-)
+from frogdesk.sessions.store import TRANSCRIPT_FILE, DamagedSession, SessionStore, Transcript
 from frogdesk.worktree.checkout import Worktree
 
 

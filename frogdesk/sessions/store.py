@@ -15,7 +15,6 @@ from typing import Any
 
 from frogdesk.durable import atomic_write_bytes, atomic_write_text, sweep_tree, write_new
 from frogdesk.engine.chat import Message
-from frogdesk.errors import FrogDeskError
 from frogdesk.leaf.records import (
     StepRecord,
     dumps,
@@ -24,7 +23,7 @@ from frogdesk.leaf.records import (
     step_from_dict,
     step_to_dict,
 )
-from frogdesk.sessions.errors import SessionNotFoundError
+from frogdesk.sessions.errors import SessionDamagedError, SessionNotFoundError, StoreWriteError
 from frogdesk.sessions.record import SessionRecord
 from frogdesk.sessions.staging import StagedSession, staging_path
 
@@ -61,37 +60,8 @@ class DamagedSession:
         return f"session {self.id} is damaged: {self.path}: {self.reason}; {self.way_forward()}"
 
 
-class SessionDamagedError(FrogDeskError, ValueError):
-    """A session's record or transcript cannot be read; the message names the file and the way on."""
-
-    def __init__(self, damage: DamagedSession) -> None:
-        super().__init__(damage.describe())
-        self.damage = damage
-
-
 FULL_DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 """Write failures that mean "the disk cannot take more", not a bug: full, over quota, read-only."""
-
-
-class StoreWriteError(FrogDeskError, OSError):
-    """A session file could not be written because the disk is full, over quota or read-only.
-
-    What was on disk before the write is intact (a record is replaced atomically, a
-    transcript line is appended whole or not at all), so the session can be resumed.
-    """
-
-    def __init__(self, path: Path, cause: OSError) -> None:
-        super().__init__(cause.errno, cause.strerror)
-        self.path = path
-        self.cause = cause
-
-    def __str__(self) -> str:
-        why = {
-            errno.ENOSPC: "the disk is full",
-            errno.EDQUOT: "the disk quota is used up",
-            errno.EROFS: "the file system is read-only",
-        }.get(self.cause.errno or 0, self.cause.strerror or "write failed")
-        return f"cannot write {self.path}: {why}"
 
 
 def is_full_disk(exc: BaseException) -> bool:

@@ -24,13 +24,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from frogdesk.beneath import (
-    DIR_FLAGS,
-    EscapeError,
-    open_beneath,
-    open_root,
-    opened,
-)
+from frogdesk.beneath import DIR_FLAGS, open_beneath, open_root, opened
+from frogdesk.errors import EscapeError
 from frogdesk.worktree.git import run_git
 from frogdesk.worktree.loose import exists_at, move_loose
 

@@ -22,7 +22,8 @@ from frogdesk.engine.chat import (
     ToolSchema,
     Usage,
 )
-from frogdesk.engine.script_backend import ScriptBackend, ScriptError
+from frogdesk.engine.errors import ScriptError
+from frogdesk.engine.script_backend import ScriptBackend
 from frogdesk.engine.toolcall.parser import render_tool_call_xml
 
 BASH: ToolSchema = {

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from frogdesk.engine.chat import Message, ToolCall, ToolSchema
-from frogdesk.engine.template import ChatTemplate, TemplateError, load_gguf_template
+from frogdesk.engine.errors import TemplateError
+from frogdesk.engine.template import ChatTemplate, load_gguf_template
 
 READ_TOOL: ToolSchema = {
     "type": "function",

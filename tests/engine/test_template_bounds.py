@@ -11,7 +11,8 @@ import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from frogdesk.engine.chat import Message, ToolCall, ToolSchema
-from frogdesk.engine.template import ChatTemplate, TemplateError
+from frogdesk.engine.errors import TemplateError
+from frogdesk.engine.template import ChatTemplate
 from tests.support.tiny_chat_template import CHAT_TEMPLATE
 
 MESSAGES = [Message("user", "hi")]

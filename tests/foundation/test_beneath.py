@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from frogdesk import beneath
+from frogdesk.errors import EscapeError
 
 
 @pytest.fixture(params=["openat2", "walk"])
@@ -57,14 +58,14 @@ def test_ways_out_are_refused(mode: str, tree: tuple[int, Path], path: str) -> N
     # Positive control: each of these names the secret when resolved the ordinary way.
     if not path.startswith("/"):
         assert (tree[1] / "root" / path).read_text() == "SECRET"
-    with pytest.raises(beneath.EscapeError):
+    with pytest.raises(EscapeError):
         beneath.open_beneath(tree[0], path)
 
 
 def test_no_links_at_all_when_asked(mode: str, tree: tuple[int, Path]) -> None:
     assert _read(tree[0], "d/f", follow_links=False) == "inside"
     for path in ("in/f", "in-file"):
-        with pytest.raises(beneath.EscapeError):
+        with pytest.raises(EscapeError):
             beneath.open_beneath(tree[0], path, follow_links=False)
 
 
@@ -80,7 +81,7 @@ def test_folders_are_made_beneath_and_never_through_a_link_out(
     root, top = tree
     with beneath.opened(beneath.makedirs_beneath(root, "x/y/z")) as fd:
         assert beneath.relative_to_root(root, fd) == Path("x/y/z")
-    with pytest.raises(beneath.EscapeError):
+    with pytest.raises(EscapeError):
         beneath.makedirs_beneath(root, "up/planted")
     assert not (top / "out" / "planted").exists()
 

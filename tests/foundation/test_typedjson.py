@@ -6,11 +6,11 @@ import json
 
 import pytest
 
+from frogdesk.errors import RecordTypeError
 from frogdesk.review.journal import Journal, JournalEntry
 from frogdesk.review.records import ApplyRecord, RecordedFile
 from frogdesk.review.target import StateRef
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.typedjson import RecordTypeError
 
 SESSION = SessionRecord(
     "s-1",

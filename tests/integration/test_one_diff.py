@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from frogdesk.review.diff import compute_diff, patch_text
-from frogdesk.sessions.patch import PatchError, worktree_diff
+from frogdesk.sessions.errors import PatchError
+from frogdesk.sessions.patch import worktree_diff
 from frogdesk.worktree.checkout import create_worktree, discard_worktree
 from tests.support.scripted import git, make_repo
 

@@ -11,10 +11,9 @@ import pytest
 from frogdesk.review.decisions_store import load_decisions, save_decisions
 from frogdesk.review.diff import compute_diff
 from frogdesk.review.feedback import feedback_message
-from frogdesk.sessions.errors import SessionNotFoundError
+from frogdesk.sessions.errors import SessionBusyError, SessionClosedError, SessionNotFoundError
 from frogdesk.sessions.record import SessionSpec
-from frogdesk.sessions.sendback import SessionBusyError
-from frogdesk.sessions.service import SessionClosedError, SessionService
+from frogdesk.sessions.service import SessionService
 from tests.support.scripted import call, fingerprint, frogdesk, make_repo
 from tests.support.sessionkit import recording_service, script_file
 

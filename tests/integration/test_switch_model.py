@@ -10,9 +10,9 @@ import pytest
 from frogdesk import config
 from frogdesk.models.errors import ModelError
 from frogdesk.paths import AppPaths
-from frogdesk.sessions.move import SwitchRefusedError
+from frogdesk.sessions.errors import SessionClosedError, SwitchRefusedError
 from frogdesk.sessions.record import SessionSpec
-from frogdesk.sessions.service import SessionClosedError, SessionService
+from frogdesk.sessions.service import SessionService
 from tests.support.scripted import frogdesk, make_repo
 from tests.support.sessionkit import script_file
 

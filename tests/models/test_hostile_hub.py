@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from frogdesk import cli
-from frogdesk.models.errors import DownloadStalled
+from frogdesk.models.errors import DownloadStalled, UnsafeName
 from frogdesk.models.hub import list_repo
 from frogdesk.models.hub_http import SameOriginAuth
 from frogdesk.models.listing import HubFile, RepoListing
-from frogdesk.models.names import UnsafeName, name_problem
+from frogdesk.models.names import name_problem
 from frogdesk.models.pull import pull
 from frogdesk.models.spec import parse_spec
 from tests.support.hub_server import COMMIT, PREFIX, REPO, RunningHub

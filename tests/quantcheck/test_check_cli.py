@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.commands.common import UserError, add_global_options
+from frogdesk.commands.common import add_global_options
+from frogdesk.commands.errors import UserError
 from frogdesk.commands.quantcheck import add_check_arguments, run_check
 from frogdesk.errors import FrogDeskError
 

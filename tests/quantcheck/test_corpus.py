@@ -14,11 +14,11 @@ from frogdesk.quantcheck.corpus import (
     CODE,
     TRANSCRIPT,
     Corpus,
-    CorpusError,
     default_corpus_dir,
     load_corpus,
     render_call,
 )
+from frogdesk.quantcheck.errors import CorpusError
 
 REPO = Path(__file__).resolve().parents[2]
 WINDOW = 8

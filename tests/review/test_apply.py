@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.review.apply import UnknownHunk, apply_hunks
+from frogdesk.review.apply import apply_hunks
 from frogdesk.review.diff import compute_diff
+from frogdesk.review.errors import UnknownHunk
 from tests.support.review_helpers import MakeSession, git, repo_fingerprint
 
 

@@ -12,13 +12,9 @@ import pytest
 from frogdesk.cli import main
 from frogdesk.engine.chat import Message
 from frogdesk.paths import AppPaths
+from frogdesk.sessions.errors import SessionDamagedError
 from frogdesk.sessions.record import SessionRecord
-from frogdesk.sessions.store import (
-    DAMAGED_LINES_FILE,
-    TRANSCRIPT_FILE,
-    SessionDamagedError,
-    SessionStore,
-)
+from frogdesk.sessions.store import DAMAGED_LINES_FILE, TRANSCRIPT_FILE, SessionStore
 from frogdesk.worktree.checkout import create_worktree
 from tests.support.review_helpers import git
 

@@ -14,9 +14,10 @@ from frogdesk.config import Settings
 from frogdesk.engine.chat import Backend, Message
 from frogdesk.leaf.records import StepRecord
 from frogdesk.paths import AppPaths
+from frogdesk.sessions.errors import StoreWriteError
 from frogdesk.sessions.record import SessionRecord, SessionSpec
 from frogdesk.sessions.service import SessionService
-from frogdesk.sessions.store import SessionStore, StoreWriteError, atomic_write
+from frogdesk.sessions.store import SessionStore, atomic_write
 from tests.support.scripted import call, fingerprint, make_repo, write_script
 
 

@@ -7,12 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.llama.conversation.saved_state import (
-    EngineState,
-    SavedStateError,
-    read_state,
-    write_to,
-)
+from frogdesk.engine.llama.conversation.saved_state import EngineState, read_state, write_to
+from frogdesk.engine.llama.errors import SavedStateError
 from frogdesk.sessions.saved_states import (
     _make_room,
     discard_state,

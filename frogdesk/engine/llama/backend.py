@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from frogdesk.engine.errors import TemplateError
 from frogdesk.engine.llama.conversation.replying import ConversationBackend
 from frogdesk.engine.llama.conversation.segments import reply_closing
 from frogdesk.engine.llama.decode.context import LlamaContext
@@ -12,7 +13,7 @@ from frogdesk.engine.llama.load.log import LlamaLogCapture
 from frogdesk.engine.llama.load.model import LlamaModel
 from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.llama.speculative.drafters import Drafting, drafting_for
-from frogdesk.engine.template import ChatTemplate, TemplateError
+from frogdesk.engine.template import ChatTemplate
 from frogdesk.engine.toolcall.detect import choose_dialect
 
 

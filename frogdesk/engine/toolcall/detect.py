@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 
 from frogdesk.engine.chat import Message, ToolCall, ToolSchema
-from frogdesk.engine.template import ChatTemplate, TemplateError
+from frogdesk.engine.errors import DialectError, TemplateError
+from frogdesk.engine.template import ChatTemplate
 from frogdesk.engine.toolcall.dialect import HERMES, XML, ToolCallDialect
 from frogdesk.engine.toolcall.values import NotJson, load_json
 
@@ -37,10 +38,6 @@ _XML_CALL = re.compile(
 )
 _HERMES_CALL = re.compile(r"<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
 _SEEN_CHARS = 120
-
-
-class DialectError(TemplateError):
-    """The chat template writes tool calls in a form FrogDesk does not speak."""
 
 
 @dataclass(frozen=True)

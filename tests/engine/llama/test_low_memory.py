@@ -12,14 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from frogdesk.engine.llama.errors import ModelLoadError
-from frogdesk.engine.llama.load.fit import (
-    DoesNotFitError,
-    address_space_room,
-    fit_under_cap,
-    header_info,
-    reserve,
-)
+from frogdesk.engine.llama.errors import DoesNotFitError, ModelLoadError
+from frogdesk.engine.llama.load.fit import address_space_room, fit_under_cap, header_info, reserve
 from frogdesk.engine.llama.load.gguf import read_gguf_header
 from frogdesk.models.gguf_info import inspect_gguf
 from frogdesk.models.memory import estimate

@@ -20,7 +20,6 @@ from frogdesk.engine.chat import GenerationSettings, Message, Reply, ToolCall
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.conversation.saved_state import (
     EngineState,
-    SavedStateError,
     capture,
     install,
     read_state,
@@ -28,6 +27,7 @@ from frogdesk.engine.llama.conversation.saved_state import (
     write_to,
 )
 from frogdesk.engine.llama.decode.context import SEQ, LlamaContext
+from frogdesk.engine.llama.errors import SavedStateError
 from frogdesk.engine.llama.load.options import LlamaOptions
 
 pytestmark = pytest.mark.llama

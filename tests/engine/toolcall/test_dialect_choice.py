@@ -9,10 +9,11 @@ import pytest
 
 from frogdesk import cli
 from frogdesk.engine.chat import GenerationSettings, Message, Reply, ToolSchema
+from frogdesk.engine.errors import DialectError, ScriptError
 from frogdesk.engine.openai.stream import ChunkAssembler
-from frogdesk.engine.script_backend import ScriptBackend, ScriptError
+from frogdesk.engine.script_backend import ScriptBackend
 from frogdesk.engine.template import ChatTemplate
-from frogdesk.engine.toolcall.detect import DialectError, choose_dialect
+from frogdesk.engine.toolcall.detect import choose_dialect
 from frogdesk.engine.toolcall.dialect import HERMES, XML, dialect_named
 from frogdesk.leaf.schemas import tool_schemas
 from frogdesk.sessions.record import SessionSpec

@@ -15,12 +15,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from frogdesk.engine.chat import Message, ToolSchema
+from frogdesk.engine.errors import TemplateError
 from frogdesk.engine.llama.conversation.segments import KeptReply, render_first, render_with_raw
 from frogdesk.engine.llama.conversation.transcript import TokenTranscript
 from frogdesk.engine.llama.decode.target import DecodeTarget
 from frogdesk.engine.llama.errors import DecodeError
 from frogdesk.engine.llama.load.model import LlamaModel
-from frogdesk.engine.template import ChatTemplate, TemplateError
+from frogdesk.engine.template import ChatTemplate
 
 
 @dataclass(frozen=True)

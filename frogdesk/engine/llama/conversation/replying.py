@@ -21,6 +21,7 @@ from frogdesk.engine.chat import (
     Message,
     ToolSchema,
 )
+from frogdesk.engine.errors import TemplateError
 from frogdesk.engine.llama.conversation.conversation import Conversation
 from frogdesk.engine.llama.conversation.generation import ReplyRun
 from frogdesk.engine.llama.conversation.transcript import TokenTranscript
@@ -31,7 +32,7 @@ from frogdesk.engine.llama.load.model import LlamaModel
 from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.engine.llama.speculative.drafters import Drafting
 from frogdesk.engine.llama.speculative.drafting import DraftStats
-from frogdesk.engine.template import ChatTemplate, TemplateError
+from frogdesk.engine.template import ChatTemplate
 from frogdesk.engine.toolcall.detect import DialectChoice
 
 _FILE_LOG = logging.getLogger("frogdesk.llama")

@@ -24,7 +24,7 @@ import llama_cpp
 
 from frogdesk.engine.chat import Message, ToolSchema
 from frogdesk.engine.llama.conversation.replying import ConversationBackend
-from frogdesk.errors import FrogDeskError
+from frogdesk.engine.llama.errors import SavedStateError
 
 MAGIC = b"FDSEQST1"
 """The first bytes of a saved-state file (format 1)."""
@@ -32,10 +32,6 @@ _FIXED = struct.Struct("<8sIQ32s")
 """magic, header length, payload length, sha256 of header + payload."""
 MAX_HEADER = 64 << 20
 """The largest header read back (the token list of a 1M-token context fits)."""
-
-
-class SavedStateError(FrogDeskError, ValueError):
-    """A saved state that cannot be used; its message says why in a few words."""
 
 
 @dataclass(frozen=True)

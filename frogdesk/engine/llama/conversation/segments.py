@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from frogdesk.engine.chat import Message, ToolSchema
-from frogdesk.engine.template import ChatTemplate, TemplateError
+from frogdesk.engine.errors import TemplateError
+from frogdesk.engine.template import ChatTemplate
 
 _STUB_QUERY = Message(role="user", content="FrogDeskStubQuery")
 _STUB_MARK = "FrogDeskStubReply"

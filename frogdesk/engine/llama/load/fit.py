@@ -12,43 +12,16 @@ import resource
 from dataclasses import dataclass
 from pathlib import Path
 
+from frogdesk.engine.llama.errors import DoesNotFitError, Shortfall
 from frogdesk.engine.llama.load.gguf import GgufHeader, check_loadable
-from frogdesk.errors import FrogDeskError
 from frogdesk.models.gguf_info import GgufInfo, info_from_headers
 from frogdesk.models.memory import CONTEXT_PAD, estimate, largest_fitting
-from frogdesk.sizes import memory_size
 
 BASE_RESERVE = 96 * 2**20
 """Address space kept for Python, the sampler and llama.cpp's small allocations."""
 DEFAULT_STACK = 8 * 2**20
 """Thread stack size assumed when RLIMIT_STACK is unlimited."""
 PROC_STATUS = Path("/proc/self/status")
-
-
-@dataclass(frozen=True)
-class Shortfall:
-    """A model that does not fit: bytes it needs against bytes left under the cap."""
-
-    name: str
-    needed: int
-    room: int
-
-    def message(self) -> str:
-        """One line for the user."""
-        return (
-            f"not enough memory to load {self.name}: it needs about "
-            f"{memory_size(self.needed)}, {memory_size(max(self.room, 0))} free "
-            "under this process's memory limit (ulimit -v); "
-            "try a smaller quant or a smaller context"
-        )
-
-
-class DoesNotFitError(FrogDeskError):
-    """The model cannot be loaded under the address-space cap; `shortfall` says by how much."""
-
-    def __init__(self, shortfall: Shortfall) -> None:
-        super().__init__(shortfall.message())
-        self.shortfall = shortfall
 
 
 def address_space_room(status: Path = PROC_STATUS) -> int | None:

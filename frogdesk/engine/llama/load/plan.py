@@ -8,7 +8,8 @@ from pathlib import Path
 from frogdesk.config import Settings
 from frogdesk.engine.chat import Backend
 from frogdesk.engine.errors import BackendError
-from frogdesk.engine.llama.load.fit import DoesNotFitError, address_space_room, fit_under_cap
+from frogdesk.engine.llama.errors import DoesNotFitError
+from frogdesk.engine.llama.load.fit import address_space_room, fit_under_cap
 from frogdesk.engine.llama.load.options import LlamaOptions
 from frogdesk.logfile import say_notice
 from frogdesk.models.errors import ModelError
