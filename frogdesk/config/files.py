@@ -32,10 +32,6 @@ ENV_PREFIX = "FROGDESK_"
 _BY_PLACE = {place: name for name, place in PLACES.items()}
 
 
-def _field_types() -> dict[str, Any]:
-    return {name: place.type for name, place in OPTIONS.items()}
-
-
 def _type_name(tp: Any) -> str:
     origin = typing.get_origin(tp)
     if origin is dict:
@@ -151,13 +147,12 @@ def validate(
 ) -> dict[str, Any]:
     """Check keys, types and values of a mapping of options by name; return the coerced
     values. `shown`: how each key is spelt where it came from (`[engine] threads`)."""
-    types_by_key = _field_types()
     out: dict[str, Any] = {}
     for key, value in data.items():
         where = (shown or {}).get(key, key)
-        if key not in types_by_key:
+        if key not in OPTIONS:
             raise ConfigError(f"{source}: unknown key '{where}'")
-        out[key] = _check_type(where, _switch(key, value), types_by_key[key], source)
+        out[key] = _check_type(where, _switch(key, value), OPTIONS[key].type, source)
         _check_value(key, out[key], source, where)
     return out
 
@@ -206,15 +201,14 @@ def read_file(path: Path) -> dict[str, Any]:
 
 def read_env(environ: Mapping[str, str]) -> dict[str, Any]:
     """Options set as FROGDESK_<NAME> environment variables."""
-    types_by_key = _field_types()
     out: dict[str, Any] = {}
     for name, raw in environ.items():
         if not name.startswith(ENV_PREFIX) or name == "FROGDESK_HOME":
             continue
         key = name[len(ENV_PREFIX) :].lower()
-        if key not in types_by_key:
+        if key not in OPTIONS:
             continue  # other FROGDESK_* variables (paths, test switches) are not settings
-        out[key] = _switch(key, _parse_env(key, raw, types_by_key[key], f"environment {name}"))
+        out[key] = _switch(key, _parse_env(key, raw, OPTIONS[key].type, f"environment {name}"))
         _check_value(key, out[key], f"environment {name}")
     return out
 

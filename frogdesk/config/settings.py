@@ -98,11 +98,14 @@ class Option(NamedTuple):
     minimum: float | None
 
 
+def _holders() -> list[tuple[str | None, type[Any]]]:
+    """Each class that holds options, with its section (None: the top level)."""
+    return [(None, Settings), *SECTION_TYPES.items()]
+
+
 def _options() -> dict[str, Option]:
     out: dict[str, Option] = {}
-    holders: list[tuple[str | None, type[Any]]] = [(None, Settings)]
-    holders += list(SECTION_TYPES.items())
-    for section, kind in holders:
+    for section, kind in _holders():
         hints = typing.get_type_hints(kind)
         for f in dataclasses.fields(kind):
             if f.name in SECTION_TYPES and kind is Settings:
@@ -141,9 +144,7 @@ def option_docs() -> dict[str, str]:
     of the sections."""
     by_place = {(place.section, place.key): name for name, place in OPTIONS.items()}
     docs: dict[str, str] = {}
-    holders: list[tuple[str | None, type[Any]]] = [(None, Settings)]
-    holders += list(SECTION_TYPES.items())
-    for section, kind in holders:
+    for section, kind in _holders():
         tree = ast.parse(inspect.getsource(kind))
         body = tree.body[0].body  # type: ignore[attr-defined]
         for node, nxt in itertools.pairwise(body):

@@ -33,7 +33,7 @@ def recorded_quant(file_type: str) -> str | None:
 
 
 def license_key(model: str) -> str:
-    """The settings.acknowledged entry that records the license notice for this model."""
+    """The settings.tui.acknowledged entry that records the license notice for this model."""
     return f"{LICENSE_AMBIGUOUS}:{model.lower()}"
 
 

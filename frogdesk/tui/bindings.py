@@ -1,4 +1,4 @@
-"""Key bindings with ids, and the user's remaps from settings.keys."""
+"""Key bindings with ids, and the user's remaps from settings.tui.keys."""
 
 from __future__ import annotations
 
