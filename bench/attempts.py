@@ -3,17 +3,21 @@
 - `aggregate_ratio[N]`: FrogDesk's aggregate decode rate with N attempts in shared batches
   over its rate with one (N = 2, 3, 4), each timed as for `vs_raw`.
 - `vs_raw`: FrogDesk's aggregate decode rate at N = 3 over a plain batched decode loop
-  written on llama.cpp's low-level API (same model, context, prefix and token counts).
-  Both are timed from the moment every sequence has its prompt evaluated to the last token
-  sampled: the reference starts there, and FrogDesk's window starts when its last attempt
-  begins sampling (before that its threads start, plan their replies and prefill their
-  generation prompts at different moments, per reply rather than per token; the tokens an
-  attempt sampled earlier are not counted). `vs_raw_wall` counts FrogDesk's whole wall
-  time instead, from starting the threads to joining them.
-- `vs_raw_on_a_thread`: the same over the reference run on a thread of its own rather than
-  the main thread, as a product's decode runs (the TUI's main thread is its event loop):
-  llama.cpp decodes the same batch measurably slower on a new thread than on the main
-  thread here (the cause is not known).
+  written on llama.cpp's low-level API (same model, context, prefix and token counts), run
+  on the main thread of a process of its own, where nothing else ever decoded (its best
+  case: see `raw_in_process_vs_alone`). Both are timed from the moment every sequence has
+  its prompt evaluated to the last token sampled: the reference starts there, and
+  FrogDesk's window starts when its last attempt begins sampling (before that its threads
+  start, plan their replies and prefill their generation prompts at different moments, per
+  reply rather than per token; the tokens an attempt sampled earlier are not counted).
+  `vs_raw_wall` counts FrogDesk's whole wall time instead, from starting the threads to
+  joining them.
+- `raw_in_process_vs_alone`: the same reference loop run in this process, on its compute
+  thread, over the loop alone in its own process. llama.cpp keeps an OpenMP team for every
+  thread that ever decoded, and with two teams alive every decode slows down (see
+  frogdesk/engine/llama/decode/compute_thread.py); so every decode in this process,
+  FrogDesk's and the reference's, runs on the one compute thread, and the main thread
+  decodes nothing.
 - `batched_vs_sequential`: wall time of 3 attempts batched over the same 3 attempts one
   after another on the single-sequence backend (same tokens: greedy, same prompt).
 - `mixed_vs_separate`: wall time of 3 attempts over several turns, each tool result's
@@ -36,11 +40,11 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -50,6 +54,7 @@ import llama_cpp
 from frogdesk.engine.chat import Finished, GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
 from frogdesk.engine.llama.decode.batch import SequenceContext
+from frogdesk.engine.llama.decode.compute_thread import on_compute_thread
 from frogdesk.engine.llama.decode.context import LlamaContext
 from frogdesk.engine.llama.decode.sampling import Pick, Sampler
 from frogdesk.engine.llama.load.model import LlamaModel
@@ -138,15 +143,34 @@ def _time_samples(slot: SequenceContext, times: list[tuple[float, float]]) -> No
     slot.choose = timed_choose  # type: ignore[method-assign]
 
 
-def on_a_thread(job: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """`job`'s result, run on a new thread (the caller waits)."""
-    out: list[dict[str, Any]] = []
-    thread = threading.Thread(target=lambda: out.append(job()))
-    thread.start()
-    thread.join()
-    if not out:
-        raise SystemExit("the reference run on a thread failed (its error is above)")
-    return out[0]
+def alone(args: argparse.Namespace, n: int) -> dict[str, Any]:
+    """`raw` run on the main thread of a new process (`--reference-alone`); its result."""
+    command = [sys.executable, str(Path(__file__).resolve()), "--reference-alone", str(n)]
+    command += ["--model", str(args.model), "--tokens", str(args.tokens)]
+    command += ["--threads", str(args.threads), "--n-ctx", str(args.n_ctx)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the reference run alone failed:\n{done.stderr}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def prefill_here(handle: Any, prompt: list[int], n_batch: int) -> None:
+    """Decode `prompt` on sequence 0 on this thread (not the compute thread `LlamaContext`
+    uses: `raw` alone decodes every token on its process's main thread)."""
+    batch = llama_cpp.llama_batch_init(n_batch, 0, 1)
+    try:
+        for first in range(0, len(prompt), n_batch):
+            chunk = prompt[first : first + n_batch]
+            for i, token in enumerate(chunk):
+                batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, first + i, 1
+                batch.seq_id[i][0] = 0
+                batch.logits[i] = first + i == len(prompt) - 1
+            batch.n_tokens = len(chunk)
+            if llama_cpp.llama_decode(handle, batch) != 0:
+                raise RuntimeError("llama_decode failed")
+    finally:
+        llama_cpp.llama_batch_free(batch)
 
 
 def raw(model_path: Path, n: int, tokens: int, options: LlamaOptions) -> dict[str, Any]:
@@ -159,7 +183,7 @@ def raw(model_path: Path, n: int, tokens: int, options: LlamaOptions) -> dict[st
         prompt = model.tokenize(text, add_special=model.add_bos)
         handle = context.handle
         mem = llama_cpp.llama_get_memory(handle)
-        context.decode(prompt, 0)
+        prefill_here(handle, prompt, context.n_batch)
         for seq in range(1, n):
             llama_cpp.llama_memory_seq_cp(mem, 0, seq, -1, -1)
         greedy = [llama_cpp.llama_sampler_init_greedy() for _ in range(n)]
@@ -314,12 +338,12 @@ def one_repeat(args: argparse.Namespace, options: LlamaOptions, turn: int) -> di
             (f"ours_{n}", lambda n=n: ours(args.model, n, args.tokens, options))
             for n in (1, 2, 3, 4)
         ),
-        ("raw_3", lambda: raw(args.model, 3, args.tokens, options)),
-        ("raw_thread_3", lambda: on_a_thread(lambda: raw(args.model, 3, args.tokens, options))),
+        ("raw_alone_3", lambda: alone(args, 3)),
+        ("raw_3", lambda: on_compute_thread(lambda: raw(args.model, 3, args.tokens, options))),
         ("sequential_3", lambda: sequential(args.model, 3, args.tokens, options)),
         ("separate_turns", lambda: turns(args.model, 3, args.tokens, options, False)),
         ("mixed_turns", lambda: turns(args.model, 3, args.tokens, options, True)),
-        ("raw_mixing", lambda: raw_mixing(args.model, options, 5)),
+        ("raw_mixing", lambda: on_compute_thread(lambda: raw_mixing(args.model, options, 5))),
     ]
     shift = turn % len(jobs)
     runs = {name: job() for name, job in jobs[shift:] + jobs[:shift]}
@@ -327,11 +351,11 @@ def one_repeat(args: argparse.Namespace, options: LlamaOptions, turn: int) -> di
     return {
         "aggregate_tok_s": {str(n): runs[f"ours_{n}"]["aggregate_tok_s"] for n in (1, 2, 3, 4)},
         "aggregate_ratio": {str(n): runs[f"ours_{n}"]["aggregate_tok_s"] / base for n in (2, 3, 4)},
-        "raw_aggregate_tok_s_3": runs["raw_3"]["aggregate_tok_s"],
-        "vs_raw": runs["ours_3"]["aggregate_tok_s"] / runs["raw_3"]["aggregate_tok_s"],
-        "vs_raw_wall": runs["ours_3"]["wall_tok_s"] / runs["raw_3"]["aggregate_tok_s"],
-        "vs_raw_on_a_thread": runs["ours_3"]["aggregate_tok_s"]
-        / runs["raw_thread_3"]["aggregate_tok_s"],
+        "raw_aggregate_tok_s_3": runs["raw_alone_3"]["aggregate_tok_s"],
+        "vs_raw": runs["ours_3"]["aggregate_tok_s"] / runs["raw_alone_3"]["aggregate_tok_s"],
+        "vs_raw_wall": runs["ours_3"]["wall_tok_s"] / runs["raw_alone_3"]["aggregate_tok_s"],
+        "raw_in_process_vs_alone": runs["raw_3"]["aggregate_tok_s"]
+        / runs["raw_alone_3"]["aggregate_tok_s"],
         "batched_vs_sequential": runs["ours_3"]["wall_s"] / runs["sequential_3"]["wall_s"],
         "mixed_vs_separate": runs["mixed_turns"]["wall_s"] / runs["separate_turns"]["wall_s"],
         "raw_mixed_vs_two_batches": runs["raw_mixing"]["mixed_over_two_batches"],
@@ -366,8 +390,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-ctx", type=int, default=2048, help="context per attempt")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", action="store_true", help="JSON only (the default output)")
+    parser.add_argument("--reference-alone", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     options = LlamaOptions(n_ctx=args.n_ctx, n_threads=args.threads)
+    if args.reference_alone:  # `alone`'s child: the reference on this process's main thread
+        print(json.dumps(raw(args.model, args.reference_alone, args.tokens, options)))
+        return 0
     with tempfile.TemporaryDirectory(prefix="frogdesk-attempts-bench-") as scratch:
         if args.tiny_qwen35:
             sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -380,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     ratios = (
         "vs_raw",
         "vs_raw_wall",
-        "vs_raw_on_a_thread",
+        "raw_in_process_vs_alone",
         "batched_vs_sequential",
         "mixed_vs_separate",
         "raw_mixed_vs_two_batches",

@@ -17,6 +17,7 @@ runs the same measurements on any other GGUF.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -29,6 +30,7 @@ from typing import Any
 
 from frogdesk.engine.chat import GenerationSettings, Message, Reply
 from frogdesk.engine.llama.backend import LlamaBackend
+from frogdesk.engine.llama.decode.compute_thread import on_compute_thread
 from frogdesk.engine.llama.decode.context import LlamaContext
 from frogdesk.engine.llama.load.log import buffer_sizes
 from frogdesk.engine.llama.load.model import LlamaModel
@@ -136,10 +138,14 @@ def measure_speed(path: Path, args: argparse.Namespace) -> dict[str, Any]:
                         rows["ours_tg"].append((usage.completion_tokens - 1) / usage.decode_seconds)
                     prompt_sizes.append(usage.evaluated_tokens)
                 else:
+                    # on the compute thread, as ours: a second thread decoding would keep a
+                    # second OpenMP team alive and slow both (engine/llama/decode/compute_thread.py)
                     raw.clear()
-                    rows["raw_pp"].append(len(tokens) / raw.prefill(tokens))
+                    prefill = functools.partial(raw.prefill, tokens)
+                    rows["raw_pp"].append(len(tokens) / on_compute_thread(prefill))
                     # the reference samples the first token (ours' time to first token) untimed
-                    rows["raw_tg"].append(args.decode / raw.generate(args.decode, len(tokens)))
+                    generate = functools.partial(raw.generate, args.decode, len(tokens))
+                    rows["raw_tg"].append(args.decode / on_compute_thread(generate))
     finally:
         raw.close()
         backend.close()

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from frogdesk.engine.llama.decode.compute_thread import llama_decode
 from frogdesk.errors import ModelLoadError
 from frogdesk.system import thread_count
 
@@ -119,7 +120,7 @@ class ModelEvaluator:
             batch.n_seq_id[i] = 1
             batch.seq_id[i][0] = 0
             batch.logits[i] = 1 if want_logits or (want_logits is None and i == n - 1) else 0
-        rc = self._lib.llama_decode(self._llm.ctx, batch)
+        rc = llama_decode(self._llm.ctx, batch)
         if rc != 0:
             raise RuntimeError(f"llama_decode failed with code {rc}")
         rows = n if want_logits else (1 if want_logits is None else 0)

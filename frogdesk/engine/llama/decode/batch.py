@@ -20,14 +20,9 @@ ubatch and the rest of the prefill in the next) but save the scheduler a round p
 prefill, one llama_decode call and one wake-up of every waiting attempt: measured faster
 (bench/attempts.py, `mixed_vs_separate`), so they are the default.
 
-Every batch is decoded on one thread of the scheduler's own, whichever attempt's thread
-completed it. llama.cpp's CPU backend computes a decode on an OpenMP team led by the
-calling thread, and each thread that calls it keeps a team of its own whose workers spin
-for a while after every parallel region: decoded by whichever attempt came last, up to
-three teams took turns, each one's workers still spinning on the cores the next team
-needed (with OMP_WAIT_POLICY=active, where they never stop, a decode from a second thread
-takes three times as long). One decode thread keeps one team: 127 against 124 tokens/s for
-3 attempts of SmolLM2 on 2 cores, six runs of each in one process.
+Every batch is decoded on the process's compute thread (`compute_thread`), whichever
+attempt's thread completed it: llama.cpp's CPU backend keeps an OpenMP team per calling
+thread, and more than one team alive slows every decode.
 """
 
 from __future__ import annotations
@@ -35,12 +30,12 @@ from __future__ import annotations
 import ctypes
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import llama_cpp
 
+from frogdesk.engine.llama.decode.compute_thread import on_compute_thread
 from frogdesk.engine.llama.decode.context import (
     PARTIAL,
     LlamaContext,
@@ -88,8 +83,6 @@ class BatchScheduler:
         """Put a prefill into the batch of the others' decode steps (off: a batch of its own)."""
         self.n_batch = context.n_batch
         self._batch = llama_cpp.llama_batch_init(self.n_batch, 0, 1)
-        self._decoder = ThreadPoolExecutor(1, thread_name_prefix="frogdesk-decode")
-        """The one thread every batch is decoded on (see the module)."""
         self._cond = threading.Condition()
         self.sampling = threading.Lock()
         """Held while a sequence samples: llama.cpp's logits reads are not made for threads."""
@@ -163,7 +156,7 @@ class BatchScheduler:
             if last:
                 finishing.append((request, n - 1))
         batch.n_tokens = n
-        rc = self._decoder.submit(self._decode, batch).result()
+        rc = on_compute_thread(lambda: self._decode(batch))
         self.stats.batches += 1
         self.stats.tokens += n
         self.stats.widest = max(self.stats.widest, len(slots))
@@ -189,7 +182,7 @@ class BatchScheduler:
         self._cond.notify_all()
 
     def _decode(self, batch: Any) -> int:
-        """llama_decode of `batch` (on the decode thread); its return code."""
+        """llama_decode of `batch` (on the compute thread); its return code."""
         rc = int(llama_cpp.llama_decode(self.context.handle, batch))
         if rc == 0:
             # The first read of the logits reorders the output rows in place: do it here,
@@ -218,8 +211,7 @@ class BatchScheduler:
         return slots
 
     def close(self) -> None:
-        """Stop the decode thread and free the batch (the context belongs to its owner)."""
-        self._decoder.shutdown(wait=True)
+        """Free the batch (the context belongs to its owner)."""
         if self._batch is not None:
             llama_cpp.llama_batch_free(self._batch)
             self._batch = None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import llama_cpp
 
+from frogdesk.engine.llama.decode.compute_thread import llama_decode
 from frogdesk.engine.llama.errors import DecodeError, ModelLoadError
 from frogdesk.engine.llama.load.model import KV_CACHE_TYPES, LlamaModel
 from frogdesk.engine.llama.load.options import LlamaOptions
@@ -109,7 +110,7 @@ class LlamaContext:
                 batch.logits[i] = False
             batch.logits[len(chunk) - 1] = last_chunk
             batch.n_tokens = len(chunk)
-            rc = llama_cpp.llama_decode(self.handle, batch)
+            rc = llama_decode(self.handle, batch)
             if rc != 0:
                 raise DecodeError(f"llama_decode failed with code {rc} at position {start + done}")
             self._decoded(chunk, start + done)
@@ -135,7 +136,7 @@ class LlamaContext:
         batch.seq_id[0][0] = SEQ
         batch.logits[0] = True
         batch.n_tokens = 1
-        rc = llama_cpp.llama_decode(self.handle, batch)
+        rc = llama_decode(self.handle, batch)
         if rc != 0:
             raise DecodeError(f"llama_decode failed with code {rc} at position {pos}")
         self._decoded((token,), pos)
@@ -155,7 +156,7 @@ class LlamaContext:
             batch.seq_id[i][0] = SEQ
             batch.logits[i] = True
         batch.n_tokens = len(tokens)
-        rc = llama_cpp.llama_decode(self.handle, batch)
+        rc = llama_decode(self.handle, batch)
         if rc != 0:
             raise DecodeError(f"llama_decode failed with code {rc} at position {start}")
         self._decoded(tokens, start)
