@@ -45,6 +45,7 @@ from frogdesk.leaf.records import LoopResult, Observation, StepRecord, step_of_r
 from frogdesk.leaf.runner import ToolOutcome
 
 REPEAT_NOTICE_AFTER = 3
+"""Identical steps in a row (same calls, same observations) before the user is told."""
 STEP_SEED_STRIDE = 1 << 16
 """How far apart two steps' sampling seeds are: more than the tokens of one reply, whose own
 draws move the seed on by one per token (see engine.llama.decode.sampling)."""
@@ -55,9 +56,6 @@ def step_seed(seed: int | None, step: int) -> int | None:
     step, so the run is reproducible while its replies do not all draw the same random
     numbers (a reply on almost the same conversation would otherwise repeat itself)."""
     return None if seed is None else (seed + step * STEP_SEED_STRIDE) & 0x7FFFFFFF
-
-
-"""Identical steps in a row (same calls, same observations) before the user is told."""
 
 
 class ToolRunnerLike(Protocol):
