@@ -36,6 +36,10 @@ class LoopSettings:
     """Sampling seed; -1 picks a fresh one each run."""
     attempts: int = option(1)
     """Attempts at each task, side by side in their own worktrees (`run --attempts N`)."""
+    stop_after_repeats: int = option(8, minimum=0)
+    """End a run once the model has made the same tool calls with the same results this many
+    steps in a row (exit reason `stuck`, FrogDesk's own); 0 never does, as the vendor's
+    evaluation."""
     check_timeout: float = option(600.0)
     """Seconds the check command may run in each attempt's worktree before it counts as failed."""
     enable_thinking: bool = option(True)

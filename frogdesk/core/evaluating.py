@@ -26,6 +26,7 @@ RESULT_SETTINGS = (
     "max_context_tokens",
     "max_tokens_per_turn",
     "max_time",
+    "stop_after_repeats",
     "temperature",
     "seed",
     "context_size",

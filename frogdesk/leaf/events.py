@@ -16,7 +16,10 @@ ExitReason = Literal[
     "max_time",
     "llm_query_error",
     "tool_error",
+    "stuck",
 ]
+"""Leaf's exit reasons, and FrogDesk's own `stuck`: the model made the same tool calls with
+the same results `stop_after_repeats` steps in a row (off in the vendor's evaluation)."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ EXIT_WORDS: Mapping[str, str] = MappingProxyType(
         "max_time": "stopped: time limit reached",
         "llm_query_error": "stopped: model error",
         "tool_error": "stopped: tool error",
+        "stuck": "stopped: the model repeated the same call",
         "cancelled": "stopped by you",
         "crashed": "stopped: the attempt broke",  # an attempt's own reason, not Leaf's
     }

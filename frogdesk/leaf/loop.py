@@ -79,6 +79,8 @@ class LoopConfig:
     seed: int | None = None
     enable_thinking: bool = True
     repeat_notice_after: int = REPEAT_NOTICE_AFTER
+    stop_after_repeats: int = 0
+    """Identical steps in a row that end the run as `stuck`; 0 never (the vendor's loop)."""
 
     @classmethod
     def from_settings(cls, settings: LoopSettings) -> LoopConfig:
@@ -91,6 +93,7 @@ class LoopConfig:
             temperature=settings.temperature,
             seed=None if settings.seed < 0 else settings.seed,
             enable_thinking=settings.enable_thinking,
+            stop_after_repeats=settings.stop_after_repeats,
         )
 
 
@@ -368,9 +371,11 @@ class LeafLoop:
         self.messages.append(assistant)
         self.messages.extend(step.tool_messages())
         self._record(step)
-        self._watch_repeats(step)
+        stuck = self._watch_repeats(step)
         if exit_ is not None:
             raise exit_
+        if stuck is not None:
+            raise stuck
         stop.check()
 
     def _record(self, step: StepRecord) -> None:
@@ -378,7 +383,9 @@ class LeafLoop:
         if self.on_step is not None:
             self.on_step(step)
 
-    def _watch_repeats(self, step: StepRecord) -> None:
+    def _watch_repeats(self, step: StepRecord) -> _Exit | None:
+        """Tell the user when the model repeats itself; the `stuck` exit once it has done
+        so `stop_after_repeats` times (what the model sees is never changed)."""
         signature = _signature(step)
         self._streak = self._streak + 1 if signature == self._last_signature else 1
         self._last_signature = signature
@@ -390,6 +397,14 @@ class LeafLoop:
                     "warning",
                 )
             )
+        limit = self.config.stop_after_repeats
+        if limit and self._streak >= limit:
+            return _Exit(
+                "stuck",
+                f"the same tool call with the same result {self._streak} times in a row "
+                f"(stop_after_repeats = {limit})",
+            )
+        return None
 
 
 def run_loop(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from frogdesk.config.settings import Settings
 from frogdesk.engine.chat import (
     ContentDelta,
     Decoded,
@@ -237,6 +238,52 @@ def test_different_observations_are_not_repeats(runner: ToolRunner) -> None:
     ]
     events, _, _ = drive(EventBackend(replies), runner)
     assert not [e for e in events if isinstance(e, Notice)]
+
+
+def test_a_run_that_repeats_itself_ends_as_stuck(runner: ToolRunner) -> None:
+    call = ToolCall("Read", {"file_path": "a.py", "limit": 1})
+    backend = EventBackend([reply("", call) for _ in range(10)] + [reply("stop")])
+    events, steps, result = drive(backend, runner, LoopConfig(stop_after_repeats=4))
+    assert result.exit_reason == "stuck"
+    assert len(steps) == 4 and len(backend.calls) == 4
+    assert "4 times in a row" in result.error
+    finished = [e for e in events if isinstance(e, RunFinished)]
+    assert finished[0].exit_reason == "stuck"
+    # the model saw what it sees in the vendor's loop: its calls and their observations
+    assert all("stuck" not in m.content and "loop" not in m.content for m in result.messages)
+
+
+def test_control_without_the_limit_the_same_run_goes_on_to_its_answer(
+    runner: ToolRunner,
+) -> None:
+    call = ToolCall("Read", {"file_path": "a.py", "limit": 1})
+    backend = EventBackend([reply("", call) for _ in range(10)] + [reply("stop")])
+    _, steps, result = drive(backend, runner, LoopConfig(stop_after_repeats=0))
+    assert result.exit_reason == "agent" and len(steps) == 11
+
+
+def test_calls_whose_results_differ_are_never_stuck(runner: ToolRunner) -> None:
+    replies = [reply("", ToolCall("Bash", {"command": "date +%N"})) for _ in range(6)]
+    _, steps, result = drive(
+        EventBackend([*replies, reply("stop")]), runner, LoopConfig(stop_after_repeats=2)
+    )
+    assert result.exit_reason == "agent" and len(steps) == 7
+
+
+def test_a_tool_error_in_the_repeated_step_is_the_reason_given(workdir: Path) -> None:
+    call = ToolCall("Bash", {"command": "true"})
+    broken = ToolRunner(workdir, None)  # no shell: Bash is a tool error
+    _, _, result = drive(
+        EventBackend([reply("", call) for _ in range(3)]), broken, LoopConfig(stop_after_repeats=1)
+    )
+    assert result.exit_reason == "tool_error"
+
+
+def test_the_settings_stop_a_stuck_run_by_default_and_the_loop_alone_does_not() -> None:
+    assert LoopConfig().stop_after_repeats == 0  # the vendor's loop
+    settings = Settings.of()
+    assert LoopConfig.from_settings(settings.loop).stop_after_repeats == 8
+    assert LoopConfig.from_settings(Settings.of(stop_after_repeats=0).loop).stop_after_repeats == 0
 
 
 def test_resume_continues_numbering_and_budget(runner: ToolRunner) -> None:

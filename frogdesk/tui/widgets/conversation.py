@@ -170,7 +170,7 @@ class Conversation(VerticalScroll):
             self._end_segment()
             if event.exit_reason != "agent" or event.error:
                 detail = f": {event.error}" if event.error else ""
-                level = "warning" if event.exit_reason == "cancelled" else "error"
+                level = "warning" if event.exit_reason in ("cancelled", "stuck") else "error"
                 await self.add_notice(f"Run {ending_words(event.exit_reason)}{detail}", level)
         elif isinstance(event, StepUsage):
             pass
