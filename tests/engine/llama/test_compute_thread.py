@@ -128,9 +128,9 @@ def test_control_without_routing_each_caller_decodes_itself(
     assert len(set(seen)) >= 3
 
 
-def os_threads() -> int:
-    """How many threads this process has (the kernel's count, OpenMP's workers included)."""
-    return len(os.listdir("/proc/self/task"))
+def os_threads() -> set[int]:
+    """The kernel's ids of this process's threads (OpenMP's workers included)."""
+    return {int(name) for name in os.listdir("/proc/self/task")}
 
 
 def openmp_loaded() -> bool:
@@ -140,8 +140,8 @@ def openmp_loaded() -> bool:
 
 
 def new_threads_while_callers_live(path: Path, callers: int) -> int:
-    """Threads the process gained (callers not counted) once `callers` live threads each
-    had a reply decoded after a warm-up on the main thread; they are still alive then."""
+    """Threads started (callers not counted) while `callers` live threads each had a reply
+    decoded, after a warm-up on the main thread; they are still alive then."""
     backend = LlamaBackend(path, OPTIONS)
     release = threading.Event()
     done = threading.Barrier(callers + 1)
@@ -162,11 +162,11 @@ def new_threads_while_callers_live(path: Path, callers: int) -> int:
             while done.n_waiting < len(workers):
                 time.sleep(0.01)
         done.wait()
-        gained = os_threads() - before - callers
+        gained = os_threads() - before - {worker.native_id for worker in workers}
         release.set()
         for worker in workers:
             worker.join()
-        return gained
+        return len(gained)
     finally:
         release.set()
         backend.close()
