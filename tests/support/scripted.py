@@ -91,9 +91,12 @@ def write_script(path: Path, replies: list[str]) -> Path:
 def frogdesk(
     *args: str, cwd: Path | None = None, stdin: str | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real `frogdesk` command in a subprocess (FROGDESK_HOME comes from the test's env)."""
+    """Run the real `frogdesk` command in a subprocess (FROGDESK_HOME comes from the test's env).
+
+    A crash in native code (SIGSEGV, SIGABRT) prints every thread's Python stack on stderr,
+    which a failing test shows."""
     return subprocess.run(
-        [sys.executable, "-m", "frogdesk", *args],
+        [sys.executable, "-X", "faulthandler", "-m", "frogdesk", *args],
         cwd=cwd,
         input=stdin,
         capture_output=True,
