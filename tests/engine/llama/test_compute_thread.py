@@ -210,6 +210,15 @@ def test_a_jobs_error_reaches_its_caller() -> None:
     assert on_compute_thread(lambda: 7) == 7  # the thread survived it
 
 
+def test_after_the_interpreter_ended_the_thread_a_job_runs_on_its_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ended = ThreadPoolExecutor(1)
+    ended.shutdown()  # as the interpreter's exit leaves it: submit raises RuntimeError
+    monkeypatch.setattr(compute_thread, "_compute_executor", lambda: ended)
+    assert on_compute_thread(threading.get_ident) == threading.get_ident()
+
+
 def interrupt_while(wait: Callable[[Callable[[], None]], None]) -> bool:
     """Whether a 0.5 s job had ended when Ctrl+C, sent after 0.1 s, reached `wait`'s caller."""
     ended = threading.Event()

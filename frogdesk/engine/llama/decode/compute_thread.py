@@ -13,7 +13,8 @@ shared batches, a drafter's, `models check`'s) runs here, and the process keeps 
 
 A caller that is interrupted while it waits (Ctrl+C on the main thread) waits for the job
 to end before the interrupt goes on: the job still uses the context the caller is about to
-free.
+free. Once the interpreter exits (its exit joins the thread, which ends its job first), a
+late job runs on its caller's thread instead of failing.
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ def on_compute_thread(job: Callable[[], T]) -> T:
     """`job()`, run on the compute thread (inline when already on it); its result or error."""
     if threading.get_ident() == _ident:
         return job()
-    future = _compute_executor().submit(job)
+    try:
+        future = _compute_executor().submit(job)
+    except RuntimeError:  # the interpreter is exiting and has ended the thread: run it here
+        return job()
     try:
         return future.result()
     except BaseException:
