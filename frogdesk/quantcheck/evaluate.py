@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from frogdesk.engine.llama.decode.compute_thread import llama_decode
 from frogdesk.errors import ModelLoadError
 from frogdesk.system import thread_count
 
@@ -58,7 +57,11 @@ class ModelEvaluator:
     def __init__(self, path: Path, options: EvalOptions | None = None) -> None:
         import llama_cpp
 
+        # loads llama_cpp: decodes run on the process's one compute thread, as a session's
+        from frogdesk.engine.llama.decode.compute_thread import llama_decode
+
         self._lib: Any = llama_cpp
+        self._llama_decode = llama_decode
         self.options = options or EvalOptions()
         threads = thread_count(self.options.threads)
         try:
@@ -120,7 +123,7 @@ class ModelEvaluator:
             batch.n_seq_id[i] = 1
             batch.seq_id[i][0] = 0
             batch.logits[i] = 1 if want_logits or (want_logits is None and i == n - 1) else 0
-        rc = llama_decode(self._llm.ctx, batch)
+        rc = self._llama_decode(self._llm.ctx, batch)
         if rc != 0:
             raise RuntimeError(f"llama_decode failed with code {rc}")
         rows = n if want_logits else (1 if want_logits is None else 0)
