@@ -422,7 +422,9 @@ def _start_racer_when_ready(stop: threading.Event, racers: list[Racer]) -> None:
         stop.wait()
 
 
-def test_the_swap_through_the_cli_at_landlock(tmp_path: Path) -> None:
+def test_the_swap_through_the_cli_at_landlock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The issue's replay: bait from a Bash command, then `true` commands, a survivor racing them
     (emulated by the test, outside the sandbox); the user's objects stay and `git log` works.
 
@@ -436,6 +438,9 @@ def test_the_swap_through_the_cli_at_landlock(tmp_path: Path) -> None:
     why = _available("landlock")
     if why is not None:
         pytest.skip(why)
+    # the replay's `true` commands are alike on purpose: every one of them runs, and the run
+    # ends on the script's own end, not as `stuck`
+    monkeypatch.setenv("FROGDESK_STOP_AFTER_REPEATS", "0")
     repo = make_user_repo(tmp_path)
     extra = [str(tmp_path / f"extra{i}") for i in range(30)]
     for i, name in enumerate(extra):  # more of the user's loose objects: more to lose
